@@ -1,0 +1,1 @@
+//! Shared generators for the criterion benchmarks.

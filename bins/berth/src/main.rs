@@ -1,0 +1,3 @@
+//! The `berth` command line.
+
+fn main() {}

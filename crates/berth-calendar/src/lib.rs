@@ -1,0 +1,1 @@
+//! Reservation calendar: pools, reservations, allocations over time

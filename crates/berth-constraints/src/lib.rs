@@ -1,0 +1,1 @@
+//! Built-in constraint plugins for the solver

@@ -1,0 +1,1 @@
+//! Engine: template + inventory to problem to plan

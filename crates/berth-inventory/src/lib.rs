@@ -1,0 +1,1 @@
+//! Candidates, inventory providers and service controllers

@@ -1,0 +1,1 @@
+//! Optimizer core: problem IR, constraint trait, branch and bound, triage

@@ -1,0 +1,1 @@
+//! Homing template model: parse, validate and resolve

@@ -1,0 +1,1 @@
+//! Datacenter location tree and network tree sharing leaves

@@ -1,0 +1,1 @@
+//! Threshold values, quantities and units of homing templates
