@@ -1,0 +1,3 @@
+//! Criterion benchmarks for berth-calendar (being written).
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Criterion benchmarks for berth-solver (being written).
+
+fn main() {}

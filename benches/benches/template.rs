@@ -1,0 +1,3 @@
+//! Criterion benchmarks for berth-template (being written).
+
+fn main() {}

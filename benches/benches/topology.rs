@@ -1,0 +1,3 @@
+//! Criterion benchmarks for berth-topology (being written).
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Criterion benchmarks for berth-units (being written).
+
+fn main() {}
