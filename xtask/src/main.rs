@@ -1,3 +1,115 @@
-//! Project automation.
+//! Project automation: `cargo xtask ci | tidy | bench`.
 
-fn main() {}
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  ci      fmt check, clippy -D warnings, tidy, all tests and doctests, bench smoke, fuzz check
+  tidy    layering rule, `//!` headers, no ignored or should-panic tests
+  bench   run the criterion benches briefly (extra arguments go to cargo bench)";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("tidy") => tidy::run(&root()),
+        Some("bench") => bench(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("xtask: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// The workspace root (the parent of this package).
+fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map_or(manifest.clone(), Path::to_path_buf)
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn run(step: &str, mut cmd: Command) -> Result<()> {
+    eprintln!("\n==> {step}");
+    let status = cmd.status().with_context(|| format!("cannot start `{step}`"))?;
+    if !status.success() {
+        bail!("step `{step}` failed ({status})");
+    }
+    Ok(())
+}
+
+fn has_nextest() -> bool {
+    cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn ci() -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run("cargo fmt --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
+    run("cargo clippy -D warnings", clippy)?;
+
+    eprintln!("\n==> xtask tidy");
+    tidy::run(&root())?;
+
+    if has_nextest() {
+        let mut t = cargo();
+        t.args(["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]);
+        t.env("NEXTEST_STATUS_LEVEL", "fail");
+        run("cargo nextest run", t)?;
+    } else {
+        let mut t = cargo();
+        t.args(["test", "--workspace", "--locked", "--lib", "--bins", "--tests"]);
+        run("cargo test", t)?;
+    }
+    let mut doc = cargo();
+    doc.args(["test", "--workspace", "--locked", "--doc"]);
+    run("cargo test --doc", doc)?;
+
+    // Each benchmark body runs once in test mode: benches keep compiling and keep working.
+    let mut benches = cargo();
+    benches.args(["test", "--locked", "-p", "berth-benches", "--benches"]);
+    run("cargo test --benches (smoke)", benches)?;
+
+    let mut fuzz = cargo();
+    fuzz.args(["check", "--manifest-path", "fuzz/Cargo.toml", "--bins"]);
+    run("cargo check (fuzz package)", fuzz)?;
+
+    eprintln!("\nxtask ci: all steps passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+fn bench(extra: &[String]) -> Result<()> {
+    let mut b = cargo();
+    b.args(["bench", "-p", "berth-benches"]);
+    b.args(extra);
+    if !extra.iter().any(|a| a == "--") {
+        b.args(["--", "--warm-up-time", "1", "--measurement-time", "3"]);
+    }
+    run("cargo bench", b)
+}
