@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("berth-template", 1),
     ("berth-topology", 1),
     ("berth-calendar", 1),
+    ("berth-assembly", 1),
     ("berth-solver", 1),
     ("berth-inventory", 2),
     ("berth-constraints", 2),

@@ -1,0 +1,1 @@
+//! TNC-O assembly descriptors: validate, resolve properties, plan instantiation, scale.
