@@ -1,1 +1,60 @@
-//! Candidates, inventory providers and service controllers
+//! Candidates, inventory providers and service controllers: the world the solver places into.
+//!
+//! Key types:
+//! - [`Candidate`]: seed 000's candidate schema (a cloud region or an existing service
+//!   instance) plus `attributes`, `zones` per [`ZoneCategory`], free `capacity` per
+//!   dimension, HPA [`Flavor`]s, inventory `groups` and an optional topology vertex.
+//! - [`Inventory`]: an inventory document loaded from YAML or JSON through `berth-doc`,
+//!   reporting every problem at once with a field path and line:column.
+//! - [`InventoryProvider`]: resolves a [`DemandRequirement`] into a [`Resolved`] set of
+//!   candidates with the triage of removed ones, locates `host_name` / `clli_code`
+//!   locations, lists inventory group members and licenses. [`StaticProvider`] serves an
+//!   [`Inventory`].
+//! - [`ServiceController`]: `instance_fit` / `region_fit` / `vim_fit` checks and
+//!   all-or-nothing reservations; [`CapacityController`] checks candidates' `capacity`.
+//!
+//! Invariants:
+//! - Candidate ids are unique within an inventory; coordinates are in range; capacities,
+//!   costs and license counts are non-negative.
+//! - Zones `region`, `complex` and `country` default from the candidate's `region`,
+//!   `complex_name` and `country` fields unless given explicitly.
+//! - Resolution is deterministic: candidates keep inventory order, and every candidate of
+//!   the requirement's provider and type is either kept or listed as removed with a reason.
+//! - A failed reservation leaves no capacity reserved.
+//!
+//! No IO and no clock: documents come in as text; a `topology_file` is only a path for the
+//! caller to read.
+//!
+//! ```
+//! use berth_inventory::{DemandRequirement, InventoryProvider, InventoryType, StaticProvider};
+//!
+//! let provider = StaticProvider::parse(
+//!     "candidates:\n  - {candidate_id: dfw1, inventory_type: cloud, cloud_owner: aws}\n",
+//! )?;
+//! let req = DemandRequirement::new("vG", "aai", InventoryType::Cloud);
+//! let resolved = provider.resolve_demand(&req)?;
+//! assert_eq!(resolved.candidates.len(), 1);
+//! # Ok::<(), berth_inventory::InventoryError>(())
+//! ```
+
+mod controller;
+mod error;
+mod filter;
+mod load;
+mod model;
+mod provider;
+
+pub use controller::{
+    CapacityController, FitResult, ReservationItem, ReservationToken, ServiceController, Shortfall,
+};
+pub use error::InventoryError;
+pub use filter::{
+    AttrFilter, DemandRequirement, ExistingPlacement, PlacementStatus, RemovalReason, Resolved,
+    check_filters, resolve_from,
+};
+pub use load::{Inventory, is_clli};
+pub use model::{
+    AttrValue, Candidate, CandidateId, Coordinates, Flavor, HpaAttribute, HpaCapability,
+    InventoryType, LicenseInfo, ZoneCategory,
+};
+pub use provider::{InventoryProvider, StaticProvider};

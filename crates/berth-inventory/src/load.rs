@@ -1,0 +1,826 @@
+//! Loading an inventory document (YAML or JSON) with every problem reported at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use berth_doc::{Diagnostic, Diagnostics, Kind, Map, Path, Pos, Value};
+use indexmap::IndexMap;
+
+use crate::error::InventoryError;
+use crate::model::{
+    AttrValue, Candidate, CandidateId, Coordinates, Flavor, HpaAttribute, HpaCapability,
+    InventoryType, LicenseInfo, ZoneCategory,
+};
+
+/// A loaded inventory document: candidates, named locations, licenses and an optional
+/// topology (kept raw until the topology loader is wired in).
+///
+/// Invariants: candidate ids are unique; every coordinate is in range; capacities and
+/// license counts are non-negative; CLLI codes are 8 letters or digits.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Inventory {
+    /// Candidates by id, in document order.
+    pub candidates: IndexMap<CandidateId, Candidate>,
+    /// Host name -> coordinates.
+    pub host_locations: BTreeMap<String, Coordinates>,
+    /// CLLI code -> coordinates.
+    pub clli_locations: BTreeMap<String, Coordinates>,
+    /// Software id -> availability.
+    pub licenses: BTreeMap<String, LicenseInfo>,
+    /// An inline topology document (a `berth-topology` document), unparsed.
+    pub topology: Option<Value>,
+    /// Path of a topology document, relative to the inventory file; the caller reads it.
+    pub topology_file: Option<String>,
+    /// Warnings found while loading (the document had no errors).
+    pub warnings: Vec<Diagnostic>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "candidates",
+    "host_locations",
+    "clli_locations",
+    "licenses",
+    "topology",
+    "topology_file",
+];
+
+const CANDIDATE_KEYS: &[&str] = &[
+    "candidate_id",
+    "candidate_type",
+    "inventory_type",
+    "inventory_provider",
+    "host_id",
+    "cost",
+    "location_id",
+    "location_type",
+    "latitude",
+    "longitude",
+    "city",
+    "state",
+    "country",
+    "region",
+    "complex_name",
+    "cloud_owner",
+    "cloud_region_version",
+    "physical_location_id",
+    "attributes",
+    "zones",
+    "capacity",
+    "flavors",
+    "groups",
+    "service_id",
+    "service_type",
+    "topology_node",
+];
+
+impl Inventory {
+    /// Parses YAML or JSON text.
+    pub fn parse(text: &str) -> Result<Self, InventoryError> {
+        let doc = berth_doc::parse(text).map_err(|d| InventoryError::Invalid {
+            diagnostics: vec![d],
+        })?;
+        Self::from_value(&doc)
+    }
+
+    /// Reads an already parsed document; all errors and warnings at once.
+    pub fn from_value(doc: &Value) -> Result<Self, InventoryError> {
+        let mut cx = Cx {
+            diags: Diagnostics::new(),
+        };
+        let inv = cx.inventory(doc);
+        let diagnostics = cx.diags;
+        if diagnostics.has_errors() {
+            return Err(InventoryError::Invalid {
+                diagnostics: diagnostics.into_vec(),
+            });
+        }
+        Ok(Inventory {
+            warnings: diagnostics.into_vec(),
+            ..inv
+        })
+    }
+
+    /// Candidates by id.
+    pub fn candidate(&self, id: &str) -> Option<&Candidate> {
+        self.candidates.get(id)
+    }
+}
+
+/// Whether `code` has the shape of a CLLI code: 8 ASCII letters or digits.
+pub fn is_clli(code: &str) -> bool {
+    code.len() == 8 && code.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+struct Cx {
+    diags: Diagnostics,
+}
+
+impl Cx {
+    fn error(&mut self, path: &Path, pos: Pos, msg: impl Into<String>) {
+        self.diags.error(path, pos, msg);
+    }
+
+    fn map<'v>(&mut self, v: &'v Value, path: &Path, what: &str) -> Option<&'v Map> {
+        let m = v.as_map();
+        if m.is_none() {
+            self.error(
+                path,
+                v.pos,
+                format!("expected {what} (a mapping), found {}", v.type_name()),
+            );
+        }
+        m
+    }
+
+    fn check_keys(&mut self, m: &Map, path: &Path, allowed: &[&str]) {
+        for (k, _) in m.iter() {
+            if allowed.contains(&k.name.as_str()) {
+                continue;
+            }
+            let msg = match closest(&k.name, allowed) {
+                Some(near) => format!("unknown key `{}`; did you mean `{near}`?", k.name),
+                None => format!(
+                    "unknown key `{}`; expected one of {}",
+                    k.name,
+                    allowed.join(", ")
+                ),
+            };
+            self.error(&path.key(k.name.as_str()), k.pos, msg);
+        }
+    }
+
+    /// A scalar as text (`1.1` -> "1.1"); null counts as absent.
+    fn text(&mut self, v: &Value, path: &Path) -> Option<String> {
+        match &v.kind {
+            Kind::Null => None,
+            Kind::Seq(_) | Kind::Map(_) => {
+                self.error(
+                    path,
+                    v.pos,
+                    format!("expected a string, found {}", v.type_name()),
+                );
+                None
+            }
+            _ => v.scalar_text(),
+        }
+    }
+
+    fn opt_text(&mut self, m: &Map, key: &str, path: &Path) -> Option<String> {
+        let v = m.get(key)?;
+        self.text(v, &path.key(key))
+    }
+
+    /// A number; numeric strings are accepted (seed 000 quotes its numbers).
+    fn number(&mut self, v: &Value, path: &Path) -> Option<f64> {
+        let n = match &v.kind {
+            Kind::Null => return None,
+            Kind::Str(s) => s.trim().parse::<f64>().ok(),
+            _ => v.as_f64(),
+        };
+        match n {
+            Some(x) if x.is_finite() => Some(x),
+            _ => {
+                let shown = match &v.kind {
+                    Kind::Str(s) => format!("string `{s}`"),
+                    Kind::Float(f) => format!("{f}"),
+                    _ => v.type_name().to_owned(),
+                };
+                self.error(
+                    path,
+                    v.pos,
+                    format!("expected a finite number, found {shown}"),
+                );
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, v: &Value, path: &Path) -> Vec<String> {
+        match &v.kind {
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, it)| self.text(it, &path.index(i)))
+                .collect(),
+            _ => self.text(v, path).into_iter().collect(),
+        }
+    }
+
+    fn coordinates(
+        &mut self,
+        m: &Map,
+        path: &Path,
+        pos: Pos,
+        required: bool,
+    ) -> Option<Coordinates> {
+        let lat = m.get("latitude").and_then(|v| {
+            let p = path.key("latitude");
+            let x = self.number(v, &p)?;
+            if (-90.0..=90.0).contains(&x) {
+                Some(x)
+            } else {
+                self.error(
+                    &p,
+                    v.pos,
+                    format!("latitude {x} out of range; expected -90..=90"),
+                );
+                None
+            }
+        });
+        let lon = m.get("longitude").and_then(|v| {
+            let p = path.key("longitude");
+            let x = self.number(v, &p)?;
+            if (-180.0..=180.0).contains(&x) {
+                Some(x)
+            } else {
+                self.error(
+                    &p,
+                    v.pos,
+                    format!("longitude {x} out of range; expected -180..=180"),
+                );
+                None
+            }
+        });
+        let has_lat = m.get("latitude").is_some_and(|v| !v.is_null());
+        let has_lon = m.get("longitude").is_some_and(|v| !v.is_null());
+        match (has_lat, has_lon) {
+            (true, false) => self.error(path, pos, "`latitude` given without `longitude`"),
+            (false, true) => self.error(path, pos, "`longitude` given without `latitude`"),
+            (false, false) if required => {
+                self.error(path, pos, "missing `latitude` and `longitude`");
+            }
+            _ => {}
+        }
+        Some(Coordinates {
+            latitude: lat?,
+            longitude: lon?,
+        })
+    }
+
+    fn inventory(&mut self, doc: &Value) -> Inventory {
+        let root = Path::root();
+        let mut inv = Inventory::default();
+        let Some(m) = self.map(doc, &root, "an inventory document") else {
+            return inv;
+        };
+        self.check_keys(m, &root, TOP_KEYS);
+        match m.get("candidates") {
+            None => self.error(&root, doc.pos, "missing `candidates`"),
+            Some(v) => self.candidates(v, &root.key("candidates"), &mut inv),
+        }
+        if let Some(v) = m.get("host_locations") {
+            inv.host_locations = self.locations(v, &root.key("host_locations"), false);
+        }
+        if let Some(v) = m.get("clli_locations") {
+            inv.clli_locations = self.locations(v, &root.key("clli_locations"), true);
+        }
+        if let Some(v) = m.get("licenses") {
+            inv.licenses = self.licenses(v, &root.key("licenses"));
+        }
+        if let Some(v) = m.get("topology").filter(|v| !v.is_null())
+            && self
+                .map(v, &root.key("topology"), "a topology document")
+                .is_some()
+        {
+            inv.topology = Some(v.clone());
+        }
+        if let Some((k, v)) = m.entry("topology_file") {
+            let p = root.key("topology_file");
+            inv.topology_file = self.text(v, &p);
+            if inv.topology.is_some() && inv.topology_file.is_some() {
+                self.error(
+                    &p,
+                    k.pos,
+                    "both `topology` and `topology_file` given; expected at most one",
+                );
+            }
+        }
+        self.fill_from_clli(&mut inv);
+        self.group_warnings(m, &inv);
+        inv
+    }
+
+    fn candidates(&mut self, v: &Value, path: &Path, inv: &mut Inventory) {
+        let Some(items) = v.as_seq() else {
+            self.error(
+                path,
+                v.pos,
+                format!("expected a list of candidates, found {}", v.type_name()),
+            );
+            return;
+        };
+        let mut first_seen: BTreeMap<String, Pos> = BTreeMap::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = path.index(i);
+            let Some(c) = self.candidate(item, &p) else {
+                continue;
+            };
+            let id = c.candidate_id.as_str().to_owned();
+            if let Some(first) = first_seen.get(&id) {
+                let at = item
+                    .as_map()
+                    .and_then(|m| m.get("candidate_id"))
+                    .map_or(item.pos, |v| v.pos);
+                self.error(
+                    &p.key("candidate_id"),
+                    at,
+                    format!(
+                        "duplicate candidate id `{id}`; first defined at {}:{}",
+                        first.line, first.column
+                    ),
+                );
+                continue;
+            }
+            first_seen.insert(id, item.pos);
+            inv.candidates.insert(c.candidate_id.clone(), c);
+        }
+    }
+
+    fn inventory_type(&mut self, m: &Map, key: &str, path: &Path) -> Option<InventoryType> {
+        let v = m.get(key)?;
+        let p = path.key(key);
+        let s = self.text(v, &p)?;
+        match s.parse::<InventoryType>() {
+            Ok(t) => Some(t),
+            Err(_) => {
+                self.error(
+                    &p,
+                    v.pos,
+                    format!("unknown {key} `{s}`; expected `cloud` or `service`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn candidate(&mut self, v: &Value, path: &Path) -> Option<Candidate> {
+        let m = self.map(v, path, "a candidate")?;
+        self.check_keys(m, path, CANDIDATE_KEYS);
+        let id = match m.get("candidate_id") {
+            None => {
+                self.error(path, v.pos, "missing `candidate_id`");
+                None
+            }
+            Some(idv) => match self.text(idv, &path.key("candidate_id")) {
+                Some(s) if !s.trim().is_empty() => Some(s),
+                _ => {
+                    self.error(
+                        &path.key("candidate_id"),
+                        idv.pos,
+                        "expected a non-empty candidate id",
+                    );
+                    None
+                }
+            },
+        };
+        let ctype = self.inventory_type(m, "candidate_type", path);
+        let itype = self.inventory_type(m, "inventory_type", path);
+        if m.get("candidate_type").is_none_or(Value::is_null)
+            && m.get("inventory_type").is_none_or(Value::is_null)
+        {
+            self.error(
+                path,
+                v.pos,
+                "missing `inventory_type`; expected `cloud` or `service`",
+            );
+        }
+        let mut c = Candidate::new(
+            id.clone().unwrap_or_default(),
+            itype.or(ctype).unwrap_or(InventoryType::Cloud),
+        );
+        c.candidate_type = ctype.or(itype).unwrap_or(InventoryType::Cloud);
+        c.inventory_provider = self.opt_text(m, "inventory_provider", path);
+        c.host_id = self.opt_text(m, "host_id", path);
+        c.location_id = self.opt_text(m, "location_id", path);
+        c.location_type = self.opt_text(m, "location_type", path);
+        c.city = self.opt_text(m, "city", path);
+        c.state = self.opt_text(m, "state", path);
+        c.country = self.opt_text(m, "country", path);
+        c.region = self.opt_text(m, "region", path);
+        c.complex_name = self.opt_text(m, "complex_name", path);
+        c.cloud_owner = self.opt_text(m, "cloud_owner", path);
+        c.cloud_region_version = self.opt_text(m, "cloud_region_version", path);
+        c.service_id = self.opt_text(m, "service_id", path);
+        c.service_type = self.opt_text(m, "service_type", path);
+        c.topology_node = self.opt_text(m, "topology_node", path);
+        if let Some(cv) = m.get("cost") {
+            let p = path.key("cost");
+            c.cost = self.number(cv, &p);
+            if let Some(x) = c.cost.filter(|x| *x < 0.0) {
+                self.error(
+                    &p,
+                    cv.pos,
+                    format!("cost {x} is negative; expected a cost of at least 0"),
+                );
+            }
+        }
+        if let Some(coords) = self.coordinates(m, path, v.pos, false) {
+            c.latitude = Some(coords.latitude);
+            c.longitude = Some(coords.longitude);
+        }
+        if let Some(pv) = m.get("physical_location_id") {
+            let p = path.key("physical_location_id");
+            c.physical_location_id = self.text(pv, &p);
+            if let Some(code) = c.physical_location_id.as_deref().filter(|c| !is_clli(c)) {
+                self.diags.warning(
+                    &p,
+                    pv.pos,
+                    format!(
+                        "physical_location_id `{code}` is not a CLLI code; expected 8 letters or digits"
+                    ),
+                );
+            }
+        }
+        if let Some(av) = m.get("attributes") {
+            c.attributes = self.attributes(av, &path.key("attributes"));
+        }
+        if let Some(zv) = m.get("zones") {
+            c.zones = self.zones(zv, &path.key("zones"));
+        }
+        if let Some(cv) = m.get("capacity") {
+            c.capacity = self.capacity(cv, &path.key("capacity"));
+        }
+        if let Some(fv) = m.get("flavors") {
+            c.flavors = self.flavors(fv, &path.key("flavors"));
+        }
+        if let Some(gv) = m.get("groups") {
+            let p = path.key("groups");
+            let mut seen = BTreeSet::new();
+            c.groups = self
+                .string_list(gv, &p)
+                .into_iter()
+                .filter(|g| seen.insert(g.clone()))
+                .collect();
+        }
+        c.apply_zone_defaults();
+        id.map(|_| c)
+    }
+
+    fn attr_value(&mut self, v: &Value, path: &Path, nested: bool) -> Option<AttrValue> {
+        match &v.kind {
+            Kind::Bool(b) => Some(AttrValue::Bool(*b)),
+            Kind::Int(i) => Some(AttrValue::Int(*i)),
+            Kind::Float(f) => Some(AttrValue::Float(*f)),
+            Kind::Str(s) => Some(AttrValue::Str(s.clone())),
+            Kind::Seq(items) if !nested => Some(AttrValue::List(
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, it)| self.attr_value(it, &path.index(i), true))
+                    .collect(),
+            )),
+            _ => {
+                let expected = if nested {
+                    "a scalar"
+                } else {
+                    "a scalar or a list of scalars"
+                };
+                self.error(
+                    path,
+                    v.pos,
+                    format!("expected {expected}, found {}", v.type_name()),
+                );
+                None
+            }
+        }
+    }
+
+    fn attributes(&mut self, v: &Value, path: &Path) -> BTreeMap<String, AttrValue> {
+        let mut out = BTreeMap::new();
+        let Some(m) = self.map(v, path, "attributes") else {
+            return out;
+        };
+        for (k, val) in m.iter() {
+            if let Some(a) = self.attr_value(val, &path.key(k.name.as_str()), false) {
+                out.insert(k.name.clone(), a);
+            }
+        }
+        out
+    }
+
+    fn zones(&mut self, v: &Value, path: &Path) -> BTreeMap<ZoneCategory, String> {
+        let mut out = BTreeMap::new();
+        let Some(m) = self.map(v, path, "zones by category") else {
+            return out;
+        };
+        for (k, val) in m.iter() {
+            let p = path.key(k.name.as_str());
+            let Ok(cat) = k.name.parse::<ZoneCategory>() else {
+                self.error(
+                    &p,
+                    k.pos,
+                    format!(
+                        "unknown zone category `{}`; expected one of disaster, region, complex, country, time, maintenance",
+                        k.name
+                    ),
+                );
+                continue;
+            };
+            if out.contains_key(&cat) {
+                self.error(
+                    &p,
+                    k.pos,
+                    format!("zone category `{cat}` given twice (under another spelling)"),
+                );
+                continue;
+            }
+            if let Some(zone) = self.text(val, &p) {
+                out.insert(cat, zone);
+            }
+        }
+        out
+    }
+
+    fn capacity(&mut self, v: &Value, path: &Path) -> BTreeMap<String, i64> {
+        let mut out = BTreeMap::new();
+        let Some(m) = self.map(v, path, "capacity by dimension") else {
+            return out;
+        };
+        for (k, val) in m.iter() {
+            let p = path.key(k.name.as_str());
+            match val.kind {
+                Kind::Int(n) if n >= 0 => {
+                    out.insert(k.name.clone(), n);
+                }
+                Kind::Int(n) => self.error(
+                    &p,
+                    val.pos,
+                    format!("capacity {n} is negative; expected an integer of at least 0"),
+                ),
+                _ => self.error(
+                    &p,
+                    val.pos,
+                    format!(
+                        "expected a non-negative integer capacity, found {}",
+                        val.type_name()
+                    ),
+                ),
+            }
+        }
+        out
+    }
+
+    fn flavors(&mut self, v: &Value, path: &Path) -> Vec<Flavor> {
+        let Some(items) = v.as_seq() else {
+            self.error(
+                path,
+                v.pos,
+                format!("expected a list of flavors, found {}", v.type_name()),
+            );
+            return Vec::new();
+        };
+        let mut out: Vec<Flavor> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = path.index(i);
+            let Some(m) = self.map(item, &p, "a flavor") else {
+                continue;
+            };
+            self.check_keys(m, &p, &["id", "name", "capabilities"]);
+            let Some(name) = self.opt_text(m, "name", &p) else {
+                self.error(&p, item.pos, "missing flavor `name`");
+                continue;
+            };
+            if out.iter().any(|f| f.name == name) {
+                self.error(
+                    &p.key("name"),
+                    m.get("name").map_or(item.pos, |n| n.pos),
+                    format!("duplicate flavor name `{name}`; expected unique names per candidate"),
+                );
+                continue;
+            }
+            let id = self.opt_text(m, "id", &p).unwrap_or_else(|| name.clone());
+            let capabilities = match m.get("capabilities") {
+                Some(cv) => self.capabilities(cv, &p.key("capabilities")),
+                None => Vec::new(),
+            };
+            out.push(Flavor {
+                id,
+                name,
+                capabilities,
+            });
+        }
+        out
+    }
+
+    fn capabilities(&mut self, v: &Value, path: &Path) -> Vec<HpaCapability> {
+        let Some(items) = v.as_seq() else {
+            self.error(
+                path,
+                v.pos,
+                format!("expected a list of capabilities, found {}", v.type_name()),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = path.index(i);
+            let Some(m) = self.map(item, &p, "a capability") else {
+                continue;
+            };
+            self.check_keys(m, &p, &["feature", "version", "architecture", "attributes"]);
+            let Some(feature) = self.opt_text(m, "feature", &p) else {
+                self.error(&p, item.pos, "missing capability `feature`");
+                continue;
+            };
+            let version = self
+                .opt_text(m, "version", &p)
+                .unwrap_or_else(|| "v1".to_owned());
+            let architecture = self
+                .opt_text(m, "architecture", &p)
+                .unwrap_or_else(|| "generic".to_owned());
+            let mut attributes = BTreeMap::new();
+            if let Some(av) = m.get("attributes") {
+                let ap = p.key("attributes");
+                if let Some(am) = self.map(av, &ap, "capability attributes") {
+                    for (k, val) in am.iter() {
+                        let kp = ap.key(k.name.as_str());
+                        if let Some(a) = self.hpa_attribute(val, &kp) {
+                            attributes.insert(k.name.clone(), a);
+                        }
+                    }
+                }
+            }
+            out.push(HpaCapability {
+                feature,
+                version,
+                architecture,
+                attributes,
+            });
+        }
+        out
+    }
+
+    fn hpa_attribute(&mut self, v: &Value, path: &Path) -> Option<HpaAttribute> {
+        let Some(m) = v.as_map() else {
+            let value = self.attr_value(v, path, false)?;
+            return Some(HpaAttribute { value, unit: None });
+        };
+        self.check_keys(m, path, &["value", "unit"]);
+        let unit = self.opt_text(m, "unit", path);
+        let Some(val) = m.get("value") else {
+            self.error(path, v.pos, "missing `value`");
+            return None;
+        };
+        let value = self.attr_value(val, &path.key("value"), false)?;
+        Some(HpaAttribute { value, unit })
+    }
+
+    fn locations(&mut self, v: &Value, path: &Path, clli: bool) -> BTreeMap<String, Coordinates> {
+        let mut out = BTreeMap::new();
+        let what = if clli {
+            "locations by clli code"
+        } else {
+            "locations by host name"
+        };
+        let Some(m) = self.map(v, path, what) else {
+            return out;
+        };
+        for (k, val) in m.iter() {
+            let p = path.key(k.name.as_str());
+            if clli && !is_clli(&k.name) {
+                self.error(
+                    &p,
+                    k.pos,
+                    format!(
+                        "clli code `{}` must be 8 letters or digits, found {} characters",
+                        k.name,
+                        k.name.chars().count()
+                    ),
+                );
+            }
+            let Some(lm) = self.map(val, &p, "a location") else {
+                continue;
+            };
+            self.check_keys(lm, &p, &["latitude", "longitude"]);
+            if let Some(c) = self.coordinates(lm, &p, val.pos, true) {
+                out.insert(k.name.clone(), c);
+            }
+        }
+        out
+    }
+
+    fn licenses(&mut self, v: &Value, path: &Path) -> BTreeMap<String, LicenseInfo> {
+        let mut out = BTreeMap::new();
+        let Some(m) = self.map(v, path, "licenses by software id") else {
+            return out;
+        };
+        for (k, val) in m.iter() {
+            let p = path.key(k.name.as_str());
+            let Some(lm) = self.map(val, &p, "a license") else {
+                continue;
+            };
+            self.check_keys(lm, &p, &["available"]);
+            match lm.get("available") {
+                None => self.error(&p, val.pos, "missing `available`"),
+                Some(a) => match a.kind {
+                    Kind::Int(n) if n >= 0 => {
+                        out.insert(
+                            k.name.clone(),
+                            LicenseInfo {
+                                available: n.unsigned_abs(),
+                            },
+                        );
+                    }
+                    _ => self.error(
+                        &p.key("available"),
+                        a.pos,
+                        format!(
+                            "expected a non-negative integer count, found {}",
+                            a.scalar_text()
+                                .filter(|_| a.as_i64().is_some())
+                                .unwrap_or_else(|| a.type_name().to_owned())
+                        ),
+                    ),
+                },
+            }
+        }
+        out
+    }
+
+    /// Candidates without coordinates take those of their CLLI code, when known.
+    fn fill_from_clli(&mut self, inv: &mut Inventory) {
+        for c in inv.candidates.values_mut() {
+            if c.latitude.is_some() {
+                continue;
+            }
+            if let Some(coords) = c
+                .physical_location_id
+                .as_ref()
+                .and_then(|code| inv.clli_locations.get(code))
+            {
+                c.latitude = Some(coords.latitude);
+                c.longitude = Some(coords.longitude);
+            }
+        }
+    }
+
+    fn group_warnings(&mut self, root: &Map, inv: &Inventory) {
+        let mut members: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, c) in inv.candidates.values().enumerate() {
+            for g in &c.groups {
+                members.entry(g.as_str()).or_default().push(i);
+            }
+        }
+        let seq = root.get("candidates").and_then(Value::as_seq);
+        for (g, idx) in members {
+            if let [only] = idx.as_slice() {
+                // Report at the candidate's position in the document.
+                let id = inv
+                    .candidates
+                    .get_index(*only)
+                    .map(|(id, _)| id.as_str())
+                    .unwrap_or_default();
+                let (path, pos) = seq
+                    .and_then(|items| {
+                        items.iter().enumerate().find(|(_, it)| {
+                            it.as_map()
+                                .and_then(|m| m.get("candidate_id"))
+                                .and_then(Value::scalar_text)
+                                .is_some_and(|s| s == id)
+                        })
+                    })
+                    .map_or((Path::root(), Pos::UNKNOWN), |(i, it)| {
+                        let at = it
+                            .as_map()
+                            .and_then(|m| m.get("groups"))
+                            .map_or(it.pos, |g| g.pos);
+                        (Path::root().key("candidates").index(i).key("groups"), at)
+                    });
+                self.diags.warning(
+                    &path,
+                    pos,
+                    format!("inventory group `{g}` has only one member (`{id}`); expected a pair"),
+                );
+            }
+        }
+    }
+}
+
+/// The allowed key nearest to `name` (edit distance at most 2), if any.
+fn closest<'a>(name: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    allowed
+        .iter()
+        .map(|a| (edit_distance(name, a), *a))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, a)| a)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            let del = prev[j + 1] + 1;
+            let ins = cur[j] + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,257 @@
+//! Unit tests for the inventory loader: values, defaults and diagnostics.
+
+use super::*;
+use expect_test::{Expect, expect};
+
+fn check_diags(text: &str, want: Expect) {
+    let got = match Inventory::parse(text) {
+        Ok(inv) => std::iter::once("ok\n".to_owned())
+            .chain(
+                inv.warnings
+                    .iter()
+                    .map(|d| format!("{}: {d}\n", d.severity)),
+            )
+            .collect(),
+        Err(InventoryError::Invalid { diagnostics }) => diagnostics
+            .iter()
+            .map(|d| format!("{}: {d}\n", d.severity))
+            .collect(),
+        Err(other) => format!("unexpected error {other}"),
+    };
+    want.assert_eq(&got);
+}
+
+#[test]
+fn broken_inventory_reports_every_problem() {
+    check_diags(
+        r#"candidates:
+  - candidate_id: dfw1
+    inventory_type: cloud
+    latitude: 132.9
+    longitude: -97.0
+    cost: -5
+    capacity: {vcpu: -4, ram_mib: lots}
+    zones: {disaster: us-gulf, galaxy: milky-way}
+    lattitude: 1
+  - candidate_id: dfw1
+    inventory_type: cloud
+  - candidate_id: nyc1
+    inventory_type: clown
+    latitude: 40.7
+    attributes: {a: {nested: map}, b: [1, [2]]}
+    flavors:
+      - capabilities: []
+      - name: m1
+        capabilities:
+          - feature: sriov
+            attributes: {pciCount: {unit: x}}
+  - inventory_type: service
+  - just a string
+host_locations:
+  HOST1: {latitude: 10}
+  HOST2: {latitude: 1, longitude: "east"}
+clli_locations:
+  DLLSTX5: {latitude: 32.8, longitude: -97.0}
+licenses:
+  sw1: {available: -1}
+  sw2: {count: 3}
+topology: {levels: []}
+topology_file: dc.yaml
+extra: 1
+"#,
+        expect![[r#"
+            error: candidates[0].latitude (4:15): latitude 132.9 out of range; expected -90..=90
+            error: candidates[0].cost (6:11): cost -5 is negative; expected a cost of at least 0
+            error: candidates[0].capacity.vcpu (7:22): capacity -4 is negative; expected an integer of at least 0
+            error: candidates[0].capacity.ram_mib (7:35): expected a non-negative integer capacity, found string
+            error: candidates[0].zones.galaxy (8:32): unknown zone category `galaxy`; expected one of disaster, region, complex, country, time, maintenance
+            error: candidates[0].lattitude (9:5): unknown key `lattitude`; did you mean `latitude`?
+            error: candidates[1].candidate_id (10:19): duplicate candidate id `dfw1`; first defined at 2:5
+            error: candidates[2] (12:5): `latitude` given without `longitude`
+            error: candidates[2].inventory_type (13:21): unknown inventory_type `clown`; expected `cloud` or `service`
+            error: candidates[2].attributes.a (15:21): expected a scalar or a list of scalars, found mapping
+            error: candidates[2].attributes.b[1] (15:43): expected a scalar, found list
+            error: candidates[2].flavors[0] (17:9): missing flavor `name`
+            error: candidates[2].flavors[1].capabilities[0].attributes.pciCount (21:36): missing `value`
+            error: candidates[3] (22:5): missing `candidate_id`
+            error: candidates[4] (23:5): expected a candidate (a mapping), found string
+            error: host_locations.HOST1 (25:10): `latitude` given without `longitude`
+            error: host_locations.HOST2.longitude (26:35): expected a finite number, found string `east`
+            error: clli_locations.DLLSTX5 (28:3): clli code `DLLSTX5` must be 8 letters or digits, found 7 characters
+            error: licenses.sw1.available (30:20): expected a non-negative integer count, found -1
+            error: licenses.sw2 (31:8): missing `available`
+            error: licenses.sw2.count (31:9): unknown key `count`; expected one of available
+            error: topology_file (33:1): both `topology` and `topology_file` given; expected at most one
+            error: extra (34:1): unknown key `extra`; expected one of candidates, host_locations, clli_locations, licenses, topology, topology_file
+        "#]],
+    );
+}
+
+#[test]
+fn top_level_and_candidates_shape_errors() {
+    check_diags(
+        "- 1\n",
+        expect![[r#"
+            error: (1:1): expected an inventory document (a mapping), found list
+        "#]],
+    );
+    check_diags(
+        "host_locations: {}\n",
+        expect![[r#"
+            error: (1:1): missing `candidates`
+        "#]],
+    );
+    check_diags(
+        "candidates: {a: 1}\n",
+        expect![[r#"
+            error: candidates (1:13): expected a list of candidates, found mapping
+        "#]],
+    );
+    check_diags(
+        "candidates: [\n",
+        expect![[r#"
+            error: (2:1): invalid YAML: while parsing a node, did not find expected node content
+        "#]],
+    );
+}
+
+#[test]
+fn warnings_do_not_fail_loading() {
+    check_diags(
+        "candidates:\n  - {candidate_id: a, inventory_type: cloud, physical_location_id: DALLAS, groups: [g1]}\n",
+        expect![[r#"
+            ok
+            warning: candidates[0].physical_location_id (2:68): physical_location_id `DALLAS` is not a CLLI code; expected 8 letters or digits
+            warning: candidates[0].groups (2:84): inventory group `g1` has only one member (`a`); expected a pair
+        "#]],
+    );
+}
+
+#[test]
+fn seed_candidate_with_quoted_numbers_loads() {
+    // Seed 000's candidate example, in JSON with quoted numbers.
+    let text = r#"{"candidates": [{
+        "candidate_id": "1ac71fb8-ad43-4e16-9459-c3f372b8236d",
+        "candidate_type": "service", "inventory_type": "service",
+        "inventory_provider": "aai", "host_id": "vnf_123456", "cost": "100",
+        "location_id": "DLLSTX9A", "location_type": "azure",
+        "latitude": "32.897480", "longitude": "-97.040443",
+        "city": "Dallas", "state": "TX", "country": "USA", "region": "US",
+        "complex_name": "dalls_one", "cloud_owner": "att-aic",
+        "cloud_region_version": "1.1", "physical_location_id": "DLLSTX9A"}]}"#;
+    let inv = Inventory::parse(text).expect("valid");
+    let c = inv
+        .candidate("1ac71fb8-ad43-4e16-9459-c3f372b8236d")
+        .expect("present");
+    assert_eq!(c.cost, Some(100.0));
+    assert_eq!(
+        c.coordinates(),
+        Some(Coordinates {
+            latitude: 32.89748,
+            longitude: -97.040443
+        })
+    );
+    assert_eq!(c.candidate_type, InventoryType::Service);
+    assert_eq!(c.inventory_provider.as_deref(), Some("aai"));
+    assert_eq!(c.zone(ZoneCategory::Region), Some("US"));
+    assert_eq!(c.zone(ZoneCategory::Complex), Some("dalls_one"));
+    assert_eq!(c.zone(ZoneCategory::Country), Some("USA"));
+    assert!(inv.warnings.is_empty());
+}
+
+#[test]
+fn values_zones_flavors_and_clli_fill() {
+    let text = r#"
+candidates:
+  - candidate_id: dfw1
+    candidate_type: cloud
+    region: us-central
+    cloud_region_version: 1.1
+    physical_location_id: DLLSTX55
+    zones: {disaster_zone: us-plains, region: central-explicit, time_zone: America/Chicago}
+    capacity: {vcpu: 64}
+    attributes: {sriov: true, tags: [a, 2]}
+    flavors:
+      - name: hpa.sriov
+        capabilities:
+          - feature: basicCapabilities
+            attributes: {numVirtualCpu: 8, virtualMemSize: {value: 16, unit: GB}}
+    groups: [g1, g1]
+    topology_node: rack-7
+clli_locations:
+  DLLSTX55: {latitude: 32.9, longitude: -97.0}
+topology_file: dc.yaml
+"#;
+    let inv = Inventory::parse(text).expect("valid");
+    let c = inv.candidate("dfw1").expect("present");
+    assert_eq!(c.inventory_type, InventoryType::Cloud);
+    assert_eq!(c.cloud_region_version.as_deref(), Some("1.1"));
+    assert_eq!(c.latitude, Some(32.9));
+    assert_eq!(c.zone(ZoneCategory::Disaster), Some("us-plains"));
+    assert_eq!(c.zone(ZoneCategory::Region), Some("central-explicit"));
+    assert_eq!(c.zone(ZoneCategory::Time), Some("America/Chicago"));
+    assert_eq!(c.capacity.get("vcpu"), Some(&64));
+    assert_eq!(
+        c.attributes.get("tags"),
+        Some(&AttrValue::List(vec!["a".into(), AttrValue::Int(2)]))
+    );
+    let f = &c.flavors[0];
+    assert_eq!(f.id, "hpa.sriov");
+    let mem = f
+        .attribute("basicCapabilities", "virtualMemSize")
+        .expect("attribute");
+    assert_eq!(mem.unit.as_deref(), Some("GB"));
+    assert_eq!(f.capabilities[0].version, "v1");
+    assert_eq!(f.capabilities[0].architecture, "generic");
+    assert_eq!(c.groups, ["g1"]);
+    assert_eq!(c.topology_node.as_deref(), Some("rack-7"));
+    assert_eq!(inv.topology_file.as_deref(), Some("dc.yaml"));
+    assert!(inv.topology.is_none());
+}
+
+#[test]
+fn inline_topology_is_kept_raw() {
+    let inv = Inventory::parse("candidates: []\ntopology: {levels: [site, host]}\n").expect("ok");
+    let topo = inv.topology.expect("kept");
+    assert_eq!(
+        topo.to_json(),
+        serde_json::json!({"levels": ["site", "host"]})
+    );
+}
+
+#[test]
+fn clli_shape() {
+    assert!(is_clli("DLLSTX55"));
+    assert!(!is_clli("DLLSTX5"));
+    assert!(!is_clli("DLLSTX-5"));
+    assert!(!is_clli("DLLSTXÄ5"));
+}
+
+#[test]
+fn nearest_key_suggestion() {
+    assert_eq!(closest("lattitude", CANDIDATE_KEYS), Some("latitude"));
+    assert_eq!(closest("zzzzzzzz", CANDIDATE_KEYS), None);
+    assert_eq!(edit_distance("kitten", "sitting"), 3);
+}
+
+proptest::proptest! {
+    #[test]
+    fn loader_never_panics_on_token_soup(
+        tokens in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "candidates:", "\n  - ", "candidate_id: a", "inventory_type: cloud", "{", "}",
+                "[", "]", ", ", "latitude: 95", "longitude: -1e400", "capacity: {v: -1}",
+                "zones: {time: x}", "flavors: [{name: f}]", "groups: [g]", "\n", "  ", ": ",
+                "clli_locations: {X: 1}", "licenses: {s: {available: x}}", "&a ", "*a", "null",
+            ]),
+            0..40,
+        ),
+    ) {
+        let text: String = tokens.concat();
+        match Inventory::parse(&text) {
+            Ok(inv) => proptest::prop_assert!(inv.candidates.values().all(|c| c.coordinates().is_some() == c.latitude.is_some())),
+            Err(InventoryError::Invalid { diagnostics }) => proptest::prop_assert!(!diagnostics.is_empty()),
+            Err(other) => proptest::prop_assert!(false, "unexpected {other}"),
+        }
+    }
+}

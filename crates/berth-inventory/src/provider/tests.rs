@@ -1,0 +1,135 @@
+//! Unit tests for the static provider.
+
+use super::*;
+use crate::filter::{AttrFilter, RemovalReason};
+use crate::model::InventoryType;
+
+const DOC: &str = r#"
+candidates:
+  - {candidate_id: dfw1, inventory_type: cloud, latitude: 32.9, longitude: -97.0,
+     physical_location_id: DLLSTX55, groups: [g1], cloud_owner: att-aic}
+  - {candidate_id: sfo1, inventory_type: cloud, inventory_provider: multicloud, groups: [g1]}
+  - {candidate_id: mux1, inventory_type: service, service_type: vG_MuxInfra, groups: [g2]}
+  - {candidate_id: mux2, inventory_type: service, service_type: vG_MuxInfra,
+     inventory_provider: aai, groups: [g2], attributes: {orchestration-status: Activated}}
+host_locations:
+  USESTCDLLSTX55ANZ123: {latitude: 32.89748, longitude: -97.040443}
+clli_locations:
+  NYCMNY13: {latitude: 40.7128, longitude: -74.006}
+licenses:
+  vg-router-os: {available: 3}
+"#;
+
+fn provider() -> StaticProvider {
+    StaticProvider::parse(DOC).expect("valid")
+}
+
+fn ids(r: &Resolved) -> Vec<&str> {
+    r.candidates
+        .iter()
+        .map(|c| c.candidate_id.as_str())
+        .collect()
+}
+
+#[test]
+fn candidates_naming_a_provider_are_served_only_under_that_name() {
+    let p = provider();
+    let aai = p
+        .resolve_demand(&DemandRequirement::new("vG", "aai", InventoryType::Cloud))
+        .expect("ok");
+    assert_eq!(ids(&aai), ["dfw1"]);
+    let mc = p
+        .resolve_demand(&DemandRequirement::new(
+            "vG",
+            "multicloud",
+            InventoryType::Cloud,
+        ))
+        .expect("ok");
+    assert_eq!(ids(&mc), ["dfw1", "sfo1"]);
+    let svc = p
+        .resolve_demand(&DemandRequirement::new(
+            "mux",
+            "multicloud",
+            InventoryType::Service,
+        ))
+        .expect("ok");
+    assert_eq!(ids(&svc), ["mux1"]);
+}
+
+#[test]
+fn resolution_filters_within_the_pool_only() {
+    let p = provider();
+    let mut req = DemandRequirement::new("mux", "aai", InventoryType::Service);
+    req.attributes.insert(
+        "orchestration-status".into(),
+        AttrFilter::Eq("Activated".into()),
+    );
+    let r = p.resolve_demand(&req).expect("ok");
+    assert_eq!(ids(&r), ["mux2"]);
+    // Cloud candidates are not part of a service requirement's pool.
+    assert_eq!(r.removed.len(), 1);
+    assert_eq!(r.removed[0].0.as_str(), "mux1");
+    assert!(matches!(
+        r.removed[0].1,
+        RemovalReason::MissingAttribute { .. }
+    ));
+}
+
+#[test]
+fn locations_groups_licenses_and_lookup() {
+    let p = provider();
+    let dyn_p: &dyn InventoryProvider = &p;
+    assert_eq!(
+        dyn_p.locate_host("USESTCDLLSTX55ANZ123"),
+        Some(Coordinates {
+            latitude: 32.89748,
+            longitude: -97.040443
+        })
+    );
+    assert_eq!(dyn_p.locate_host("nope"), None);
+    assert_eq!(
+        dyn_p.locate_clli("NYCMNY13").map(|c| c.latitude),
+        Some(40.7128)
+    );
+    // Not in clli_locations: falls back to a candidate at that CLLI.
+    assert_eq!(
+        dyn_p.locate_clli("DLLSTX55").map(|c| c.longitude),
+        Some(-97.0)
+    );
+    assert_eq!(dyn_p.locate_clli("XXXXXX00"), None);
+    assert_eq!(
+        dyn_p.group_members("g1"),
+        vec![CandidateId::from("dfw1"), CandidateId::from("sfo1")]
+    );
+    assert!(dyn_p.group_members("g9").is_empty());
+    assert_eq!(
+        dyn_p.license("vg-router-os"),
+        Some(LicenseInfo { available: 3 })
+    );
+    assert_eq!(dyn_p.license("other"), None);
+    assert_eq!(
+        dyn_p.candidate("mux1").map(|c| c.inventory_type),
+        Some(InventoryType::Service)
+    );
+    assert_eq!(p.groups().len(), 2);
+    assert_eq!(p.candidates().count(), 4);
+    assert!(p.topology().is_none() && p.topology_file().is_none());
+}
+
+#[test]
+fn from_candidates_rejects_duplicates_and_applies_zone_defaults() {
+    let mut a = Candidate::new("a", InventoryType::Cloud);
+    a.country = Some("USA".into());
+    let b = Candidate::new("a", InventoryType::Cloud);
+    let err = StaticProvider::from_candidates([a.clone(), b]);
+    assert!(matches!(
+        err,
+        Err(InventoryError::DuplicateCandidate { .. })
+    ));
+    let p = StaticProvider::from_candidates([a]).expect("unique");
+    assert_eq!(
+        p.candidate("a")
+            .and_then(|c| c.zone(crate::ZoneCategory::Country).map(str::to_owned)),
+        Some("USA".to_owned())
+    );
+}
