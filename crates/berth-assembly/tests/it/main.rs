@@ -1,0 +1,3 @@
+//! Integration tests: the seed examples end to end, and a broken descriptor's diagnostics.
+
+mod seeds;
