@@ -206,3 +206,20 @@ proptest! {
         prop_assert_eq!(parsed.as_f64(), Some(f));
     }
 }
+
+#[test]
+fn large_mappings_stay_correct_past_the_index_threshold() {
+    let mut text = String::new();
+    for i in 0..100 {
+        text.push_str(&format!("k{i}: {i}\n"));
+    }
+    let doc = parse(&text).unwrap();
+    let m = doc.as_map().unwrap();
+    assert_eq!(m.len(), 100);
+    for i in 0..100 {
+        assert_eq!(m.get(&format!("k{i}")).and_then(Value::as_i64), Some(i));
+    }
+    assert!(m.get("k100").is_none());
+    text.push_str("k50: again\n");
+    assert_eq!(parse(&text).unwrap_err().message, "duplicate key `k50`");
+}

@@ -64,12 +64,16 @@ pub struct Key {
     pub pos: Pos,
 }
 
+/// Mappings up to this many entries are searched linearly.
+const LINEAR_SCAN_MAX: usize = 16;
+
 /// A mapping in document order, keys unique.
 #[derive(Debug, Clone, Default)]
 pub struct Map {
     entries: Vec<(Key, Value)>,
-    // Keeps lookups O(1) so a document with a huge mapping cannot make loading quadratic.
-    index: std::collections::HashMap<String, usize>,
+    // Built once a mapping outgrows a linear scan, so a huge mapping cannot make loading
+    // quadratic while the many small ones cost no hash table.
+    index: Option<std::collections::HashMap<String, usize>>,
 }
 
 impl PartialEq for Map {
@@ -86,8 +90,11 @@ impl Map {
 
     /// The key and value under `k`.
     pub fn entry(&self, k: &str) -> Option<(&Key, &Value)> {
-        let (key, value) = self.entries.get(*self.index.get(k)?)?;
-        Some((key, value))
+        let found = match &self.index {
+            Some(index) => self.entries.get(*index.get(k)?),
+            None => self.entries.iter().find(|(key, _)| key.name == k),
+        };
+        found.map(|(key, value)| (key, value))
     }
 
     /// Entries in document order.
@@ -107,15 +114,21 @@ impl Map {
 
     /// Appends an entry, replacing an existing one of the same name in place.
     pub fn insert(&mut self, key: Key, value: Value) {
-        match self
-            .index
-            .get(&key.name)
-            .and_then(|&i| self.entries.get_mut(i))
-        {
+        let existing = match &self.index {
+            Some(index) => index.get(&key.name).copied(),
+            None => self.entries.iter().position(|(k, _)| k.name == key.name),
+        };
+        match existing.and_then(|i| self.entries.get_mut(i)) {
             Some(slot) => *slot = (key, value),
             None => {
-                self.index.insert(key.name.clone(), self.entries.len());
+                if let Some(index) = &mut self.index {
+                    index.insert(key.name.clone(), self.entries.len());
+                }
                 self.entries.push((key, value));
+                if self.index.is_none() && self.entries.len() > LINEAR_SCAN_MAX {
+                    let index = self.entries.iter().enumerate();
+                    self.index = Some(index.map(|(i, (k, _))| (k.name.clone(), i)).collect());
+                }
             }
         }
     }
