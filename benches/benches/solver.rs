@@ -1,3 +1,141 @@
-//! Criterion benchmarks for berth-solver (being written).
+//! Criterion benchmarks for berth-solver on generated placement instances.
+//!
+//! Instances: `n` demands, `m` candidate hosts at random 2-D points (zones = a grid of cells,
+//! about 20 hosts each). Demands come in HA groups of three that share a customer point
+//! (objective: sum of distances host-to-customer), must sit in three different zones
+//! (`AllDifferentGroup`), and the first two of each group within distance `D` of each other
+//! (`Pairwise` by closure: no table is materialized). Every host has a 2-D capacity (cpu,
+//! ram) shared by all demands (`Capacity`).
 
-fn main() {}
+use std::hint::black_box;
+use std::sync::Arc;
+
+use berth_solver::{
+    AllDifferentGroup, Capacity, Expr, Outcome, Pairwise, Problem, Sense, SolveOptions, Value,
+    VarId,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// Deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+}
+
+const SIDE: f64 = 1000.0;
+const NEAR: f64 = 150.0;
+
+fn instance(n: usize, m: usize, seed: u64) -> Problem {
+    let mut r = Rng(seed);
+    let points: Arc<Vec<(f64, f64)>> =
+        Arc::new((0..m).map(|_| (r.unit() * SIDE, r.unit() * SIDE)).collect());
+    let cells = ((m / 20) as f64).sqrt().ceil().max(1.0) as u32;
+    let zone: Arc<[u32]> = points
+        .iter()
+        .map(|&(x, y)| {
+            let cx = ((x / SIDE * f64::from(cells)) as u32).min(cells - 1);
+            let cy = ((y / SIDE * f64::from(cells)) as u32).min(cells - 1);
+            cy * cells + cx
+        })
+        .collect();
+    let holder: Arc<[u32]> = (0..m as u32).collect();
+    let capacity: Vec<Vec<i64>> = (0..m)
+        .map(|_| vec![r.range(8, 32), r.range(16, 64)])
+        .collect();
+    let labels: Arc<[String]> = (0..m).map(|i| format!("host{i}")).collect();
+
+    let mut p = Problem::new();
+    let vars: Vec<VarId> = (0..n)
+        .map(|i| p.add_var_labeled(format!("d{i}"), labels.clone()))
+        .collect();
+    let mut terms = Vec::with_capacity(n);
+    let mut demands = Vec::with_capacity(n);
+    let mut target = (0.0, 0.0);
+    for (i, &x) in vars.iter().enumerate() {
+        if i % 3 == 0 {
+            target = (r.unit() * SIDE, r.unit() * SIDE);
+        }
+        let costs: Arc<[f64]> = points
+            .iter()
+            .map(|&(px, py)| (px - target.0).hypot(py - target.1))
+            .collect();
+        terms.push((1.0, Expr::unary(x, costs)));
+        demands.push((x, holder.clone(), vec![r.range(1, 8), r.range(2, 16)]));
+    }
+    for g in vars.chunks(3) {
+        if g.len() > 1 {
+            p.add_constraint(
+                "zone different",
+                AllDifferentGroup::new(g.to_vec(), vec![zone.clone(); g.len()]),
+            );
+            let pts = points.clone();
+            let near = move |a: Value, b: Value| {
+                let (pa, pb) = (pts[a.index()], pts[b.index()]);
+                (pa.0 - pb.0).hypot(pa.1 - pb.1) < NEAR
+            };
+            p.add_constraint("distance between", Pairwise::new(g[0], g[1], near));
+        }
+    }
+    p.add_constraint("capacity", Capacity::new(2, capacity, demands));
+    p.set_objective(Sense::Minimize, Expr::sum(terms));
+    p
+}
+
+fn report(name: &str, p: &Problem, opts: &SolveOptions) {
+    let t = std::time::Instant::now();
+    let out = p.solve(opts);
+    let dt = t.elapsed();
+    match out {
+        Ok(Outcome::Solved {
+            solutions,
+            optimal,
+            stats,
+            ..
+        }) => eprintln!(
+            "{name}: score {:.1} optimal {optimal} nodes {} fails {} in {:.3} s",
+            solutions[0].score,
+            stats.nodes,
+            stats.fails,
+            dt.as_secs_f64()
+        ),
+        Ok(other) => eprintln!("{name}: {other:?}"),
+        Err(e) => eprintln!("{name}: {e}"),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let exact = SolveOptions::default();
+    let first = SolveOptions {
+        stop_at_first: true,
+        ..SolveOptions::default()
+    };
+    let cases = [
+        ("20x200 optimal", 20, 200, 1, &exact),
+        ("100x1000 optimal", 100, 1000, 2, &exact),
+        ("1000x5000 first plan", 1000, 5000, 3, &first),
+    ];
+    let mut g = c.benchmark_group("solver");
+    g.sample_size(10);
+    for (name, n, m, seed, opts) in berth_benches::sizes(&cases) {
+        let problem = instance(n, m, seed);
+        report(name, &problem, opts);
+        g.bench_function(name, |b| b.iter(|| black_box(problem.solve(opts))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

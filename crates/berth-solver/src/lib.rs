@@ -1,1 +1,84 @@
-//! Optimizer core: problem IR, constraint trait, branch and bound, triage
+//! Optimizer core: problem IR, constraint trait, branch and bound, triage.
+//!
+//! The solver knows nothing of YAML, geography, time, HTTP or storage. It sees:
+//!
+//! - **Variables** ([`VarId`]) with finite domains of values `0..n` ([`Value`]), optionally
+//!   labelled for triage ([`Problem::add_var_labeled`]).
+//! - **Constraints** behind one object-safe trait, [`Constraint`]: a scope, root propagation,
+//!   incremental hooks ([`Constraint::on_assign`], [`Constraint::on_domain_change`]) working on a
+//!   [`Ctx`] (domains plus the constraint's reversible integer cells), and
+//!   [`Constraint::violation`] for the independent checker. Hard constraints prune; soft ones
+//!   add `weight * violation` to the cost. Built-ins: [`Filter`], [`Pairwise`] (AC-3),
+//!   [`AllDifferent`], [`AllDifferentGroup`], [`SameGroup`], [`AtMostCount`], [`Capacity`].
+//! - **An objective** [`Expr`] (weighted sums, products, min/max, normalization of unary and
+//!   pairwise cost terms) with admissible interval bounds on partial assignments.
+//!
+//! [`Problem::solve`] runs depth-first branch and bound: fail-first variable order (smallest
+//! domain, then most constraints), best-cost value order, two-way branching, propagation to a
+//! fixpoint (unit propagation included), pruning by the bound of the k-th best solution.
+//! When the objective is a sum, independent components (linked by terms and small-scope
+//! constraints; large ones such as a shared capacity are relaxed) are solved alone first;
+//! components whose parts clash are merged and re-solved. Their optima tighten the bound at
+//! every node, and when the parts fit together they are the incumbent from the start.
+//! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
+//! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
+//! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,
+//! minimal when proven, and the triage) or `Stopped` (a limit hit before any solution).
+//!
+//! Invariants:
+//! - Every returned solution satisfies every hard constraint's `violation == 0`: complete
+//!   assignments are checked before they are accepted, whatever the propagators did.
+//! - Same problem and options, same outcome: no hash iteration, no randomness, no clock
+//!   except through the injected [`Deadline`].
+//! - Undo is exact: domains, assignments and constraint cells are restored from one trail.
+//!
+//! ```
+//! use berth_solver::{AllDifferentGroup, Expr, Outcome, Problem, Sense, SolveOptions, Value};
+//! use std::sync::Arc;
+//!
+//! let mut p = Problem::new();
+//! let sites: Arc<[String]> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+//! let web = p.add_var_labeled("web", sites.clone());
+//! let db = p.add_var_labeled("db", sites);
+//! // Sites a and b share zone 0; c is zone 1. Web and db must be in different zones.
+//! let zone: Arc<[u32]> = Arc::from(vec![0, 0, 1]);
+//! p.add_constraint("zone different", AllDifferentGroup::new(vec![web, db], vec![zone.clone(), zone]));
+//! let cost: Arc<[f64]> = Arc::from(vec![1.0, 2.0, 5.0]);
+//! p.set_objective(Sense::Minimize, Expr::sum([(1.0, Expr::unary(web, cost.clone())), (1.0, Expr::unary(db, cost))]));
+//!
+//! let Ok(Outcome::Solved { solutions, optimal, .. }) = p.solve(&SolveOptions::default()) else {
+//!     panic!("expected a plan");
+//! };
+//! assert!(optimal);
+//! assert_eq!(solutions[0].score, 6.0);
+//! assert_eq!(solutions[0].values, vec![Value(0), Value(2)]);
+//! ```
+
+mod builtin;
+mod constraint;
+mod decompose;
+mod error;
+mod explain;
+mod expr;
+mod ids;
+mod problem;
+mod search;
+mod solve;
+mod state;
+
+#[cfg(test)]
+mod tests;
+
+pub use builtin::{
+    AllDifferent, AllDifferentGroup, AtMostCount, Capacity, Filter, Keys, NO_KEY, Pairwise,
+    SameGroup,
+};
+pub use constraint::{Assignment, Conflict, Constraint, Ctx};
+pub use error::SolveError;
+pub use explain::{Explanation, Triage, VarTriage};
+pub use expr::{Expr, PairFn, Sense};
+pub use ids::{ConstraintId, Value, VarId};
+pub use problem::{Evaluation, Problem, Violation};
+pub use search::{Deadline, Solution, SolveOptions, Stats, StopReason, Unique};
+pub use solve::Outcome;
+pub use state::DomainIter;

@@ -1,0 +1,214 @@
+//! `Capacity`: resource vectors on capacity holders (hosts, sites): per-dimension sums fit.
+
+use super::alldiff::key_sizes;
+use super::keys::{KeyIndex, Keys, NO_KEY, index_all};
+use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
+
+/// Each value of a variable sits on a capacity holder (`holders[i][value]`, or [`NO_KEY`] for
+/// none); each variable has a demand vector. On every holder and dimension the demands of the
+/// variables placed on it sum to at most the capacity. Quantities are integers (base units).
+///
+/// State: one reversible load cell per holder and dimension. On assignment the load grows and
+/// the holder's values are removed from every unassigned variable whose demand no longer fits:
+/// `O(scope + values on the holder)` per assignment, never `O(values^2)`.
+pub struct Capacity {
+    vars: Vec<VarId>,
+    of_var: Vec<u32>,
+    tables: Vec<KeyIndex>,
+    dims: usize,
+    demand: Vec<i64>,
+    capacity: Vec<i64>,
+}
+
+impl std::fmt::Debug for Capacity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capacity")
+            .field("vars", &self.vars)
+            .field("dims", &self.dims)
+            .field("holders", &(self.capacity.len() / self.dims.max(1)))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Capacity {
+    /// `capacity[h]` is holder `h`'s capacity vector (all of length `dims`); each entry of
+    /// `demands` is `(var, holder of each of its values, demand vector)`.
+    pub fn new(
+        dims: usize,
+        capacity: Vec<Vec<i64>>,
+        demands: Vec<(VarId, Keys, Vec<i64>)>,
+    ) -> Capacity {
+        let mut vars = Vec::with_capacity(demands.len());
+        let mut keys = Vec::with_capacity(demands.len());
+        let mut demand = Vec::with_capacity(demands.len() * dims);
+        for (x, k, d) in demands {
+            vars.push(x);
+            keys.push(k);
+            // A vector of the wrong length becomes -1s, which `validate` reports.
+            if d.len() == dims {
+                demand.extend(d);
+            } else {
+                demand.extend(std::iter::repeat_n(-1, dims));
+            }
+        }
+        let mut cap = Vec::with_capacity(capacity.len() * dims);
+        for c in capacity {
+            if c.len() == dims {
+                cap.extend(c);
+            } else {
+                cap.extend(std::iter::repeat_n(-1, dims));
+            }
+        }
+        let (of_var, tables) = index_all(keys);
+        Capacity {
+            vars,
+            of_var,
+            tables,
+            dims,
+            demand,
+            capacity: cap,
+        }
+    }
+
+    fn holders(&self) -> usize {
+        self.capacity.len() / self.dims.max(1)
+    }
+
+    fn holder(&self, i: usize, v: Value) -> Option<usize> {
+        let h = self.tables.get(*self.of_var.get(i)? as usize)?.key(v);
+        (h != NO_KEY && (h as usize) < self.holders()).then_some(h as usize)
+    }
+
+    fn demand(&self, i: usize) -> &[i64] {
+        self.demand
+            .get(i * self.dims..(i + 1) * self.dims)
+            .unwrap_or(&[])
+    }
+
+    fn cap(&self, h: usize) -> &[i64] {
+        self.capacity
+            .get(h * self.dims..(h + 1) * self.dims)
+            .unwrap_or(&[])
+    }
+
+    fn fits(&self, i: usize, h: usize, load: &[i64]) -> bool {
+        let d = self.demand(i);
+        let c = self.cap(h);
+        (0..self.dims).all(|k| {
+            load.get(h * self.dims + k)
+                .copied()
+                .unwrap_or(0)
+                .saturating_add(d[k])
+                <= c[k]
+        })
+    }
+}
+
+impl Constraint for Capacity {
+    fn scope(&self) -> &[VarId] {
+        &self.vars
+    }
+
+    fn validate(&self, sizes: &[u32]) -> Result<(), String> {
+        super::check_scope(&self.vars, sizes)?;
+        key_sizes(&self.vars, &self.of_var, &self.tables, sizes)?;
+        if self.dims == 0 {
+            return Err("0 dimensions; expected at least 1".into());
+        }
+        if self.demand.iter().any(|&d| d < 0) {
+            return Err(format!(
+                "a demand vector is negative or not of length {}; expected {} non-negative integers",
+                self.dims, self.dims
+            ));
+        }
+        if self.capacity.iter().any(|&c| c < 0) {
+            return Err(format!(
+                "a capacity vector is negative or not of length {}; expected {} non-negative integers",
+                self.dims, self.dims
+            ));
+        }
+        if let Some(t) = self
+            .tables
+            .iter()
+            .find(|t| t.max_key().is_some_and(|k| k as usize >= self.holders()))
+        {
+            return Err(format!(
+                "holder {} does not exist; expected holders 0..{}",
+                t.max_key().unwrap_or(0),
+                self.holders()
+            ));
+        }
+        Ok(())
+    }
+
+    fn initial_state(&self) -> Vec<i64> {
+        vec![0; self.capacity.len()]
+    }
+
+    fn propagate(&self, ctx: &mut Ctx<'_>) -> Result<(), Conflict> {
+        // Loads only change through `on_assign`; here: values too small on their own.
+        let empty = vec![0; self.capacity.len()];
+        for (i, &x) in self.vars.iter().enumerate() {
+            ctx.retain(x, |v| {
+                self.holder(i, v).is_none_or(|h| self.fits(i, h, &empty))
+            })?;
+        }
+        Ok(())
+    }
+
+    fn on_assign(&self, ctx: &mut Ctx<'_>, var: VarId, value: Value) -> Result<(), Conflict> {
+        let Some(i) = self.vars.iter().position(|&x| x == var) else {
+            return Ok(());
+        };
+        let Some(h) = self.holder(i, value) else {
+            return Ok(());
+        };
+        let base = h * self.dims;
+        for k in 0..self.dims {
+            let load = ctx
+                .state()
+                .get(base + k)
+                .copied()
+                .unwrap_or(0)
+                .saturating_add(self.demand(i)[k]);
+            if load > self.cap(h)[k] {
+                return Err(ctx.fail());
+            }
+            ctx.set_state(base + k, load);
+        }
+        for (j, &y) in self.vars.iter().enumerate() {
+            if j == i || ctx.value(y).is_some() || self.fits(j, h, ctx.state()) {
+                continue;
+            }
+            let Some(t) = self
+                .of_var
+                .get(j)
+                .and_then(|t| self.tables.get(*t as usize))
+            else {
+                continue;
+            };
+            for &v in t.values_with(h as u32) {
+                ctx.remove(y, Value(v))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn violation(&self, a: &Assignment<'_>) -> f64 {
+        let mut load = vec![0i64; self.capacity.len()];
+        for (i, &x) in self.vars.iter().enumerate() {
+            if let Some(h) = a.get(x).and_then(|v| self.holder(i, v)) {
+                for k in 0..self.dims {
+                    load[h * self.dims + k] =
+                        load[h * self.dims + k].saturating_add(self.demand(i)[k]);
+                }
+            }
+        }
+        let over: i64 = load
+            .iter()
+            .zip(&self.capacity)
+            .map(|(l, c)| l.saturating_sub(*c).max(0))
+            .sum();
+        over as f64
+    }
+}

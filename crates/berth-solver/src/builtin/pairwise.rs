@@ -1,0 +1,138 @@
+//! `Pairwise`: a binary relation between two variables, with forward checking and AC-3.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
+
+type Relation = Arc<dyn Fn(Value, Value) -> bool + Send + Sync>;
+
+/// Binary constraint: `(a, b)` must satisfy `allowed(value_of_a, value_of_b)`.
+///
+/// Propagation: forward checking when either side is assigned; arc consistency (AC-3 revise)
+/// at the root and whenever a domain shrinks, as long as `|D(a)| * |D(b)|` is at most the
+/// AC limit (default 65,536 relation calls) so huge domains do not cost `O(d^2)` per node.
+/// The relation is a closure, so it need not be materialized (e.g. a distance threshold).
+#[derive(Clone)]
+pub struct Pairwise {
+    vars: [VarId; 2],
+    allowed: Relation,
+    ac_limit: u64,
+}
+
+impl fmt::Debug for Pairwise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pairwise")
+            .field("vars", &self.vars)
+            .field("ac_limit", &self.ac_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pairwise {
+    /// The relation given by a closure over (value of `a`, value of `b`).
+    pub fn new(
+        a: VarId,
+        b: VarId,
+        allowed: impl Fn(Value, Value) -> bool + Send + Sync + 'static,
+    ) -> Pairwise {
+        Pairwise {
+            vars: [a, b],
+            allowed: Arc::new(allowed),
+            ac_limit: 1 << 16,
+        }
+    }
+
+    /// The relation given by a row-major table: `allowed[va * cols + vb]`; outside = forbidden.
+    pub fn from_table(a: VarId, b: VarId, cols: u32, allowed: Vec<bool>) -> Pairwise {
+        Pairwise::new(a, b, move |x, y| {
+            y.0 < cols
+                && allowed
+                    .get(x.index() * cols as usize + y.index())
+                    .copied()
+                    .unwrap_or(false)
+        })
+    }
+
+    /// Sets the largest `|D(a)| * |D(b)|` for which arc consistency runs (0 = forward checking only).
+    pub fn with_ac_limit(mut self, limit: u64) -> Pairwise {
+        self.ac_limit = limit;
+        self
+    }
+
+    /// Whether the pair of values is allowed.
+    pub fn allows(&self, va: Value, vb: Value) -> bool {
+        (self.allowed)(va, vb)
+    }
+
+    fn test(&self, x_is_a: bool, vx: Value, vy: Value) -> bool {
+        if x_is_a {
+            self.allows(vx, vy)
+        } else {
+            self.allows(vy, vx)
+        }
+    }
+
+    /// Removes values of the other side that have no support in `D(x)`.
+    fn revise(&self, ctx: &mut Ctx<'_>, x_is_a: bool) -> Result<(), Conflict> {
+        let (x, y) = if x_is_a {
+            (self.vars[0], self.vars[1])
+        } else {
+            (self.vars[1], self.vars[0])
+        };
+        if ctx.value(y).is_some() {
+            return Ok(());
+        }
+        if let Some(vx) = ctx.value(x) {
+            return ctx.retain(y, |vy| self.test(x_is_a, vx, vy));
+        }
+        if u64::from(ctx.size(x)) * u64::from(ctx.size(y)) > self.ac_limit {
+            return Ok(());
+        }
+        let dx: Vec<Value> = ctx.values(x).collect();
+        ctx.retain(y, |vy| dx.iter().any(|&vx| self.test(x_is_a, vx, vy)))
+    }
+}
+
+impl Constraint for Pairwise {
+    fn scope(&self) -> &[VarId] {
+        &self.vars
+    }
+
+    fn validate(&self, sizes: &[u32]) -> Result<(), String> {
+        super::check_scope(&self.vars, sizes)
+    }
+
+    fn propagate(&self, ctx: &mut Ctx<'_>) -> Result<(), Conflict> {
+        self.revise(ctx, true)?;
+        self.revise(ctx, false)
+    }
+
+    fn on_assign(&self, ctx: &mut Ctx<'_>, var: VarId, value: Value) -> Result<(), Conflict> {
+        let x_is_a = var == self.vars[0];
+        let y = if x_is_a { self.vars[1] } else { self.vars[0] };
+        if let Some(vy) = ctx.value(y) {
+            return if self.test(x_is_a, value, vy) {
+                Ok(())
+            } else {
+                Err(ctx.fail())
+            };
+        }
+        ctx.retain(y, |vy| self.test(x_is_a, value, vy))
+    }
+
+    fn wants_domain_events(&self) -> bool {
+        self.ac_limit > 0
+    }
+
+    fn on_domain_change(&self, ctx: &mut Ctx<'_>, var: VarId) -> Result<(), Conflict> {
+        self.revise(ctx, var == self.vars[0])
+    }
+
+    fn violation(&self, a: &Assignment<'_>) -> f64 {
+        match (a.get(self.vars[0]), a.get(self.vars[1])) {
+            (Some(x), Some(y)) if !self.allows(x, y) => 1.0,
+            _ => 0.0,
+        }
+    }
+}

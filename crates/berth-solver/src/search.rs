@@ -1,0 +1,689 @@
+//! Depth-first branch and bound with propagation, k-best solutions and limits.
+
+use std::cmp::Reverse;
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::decompose::Components;
+use crate::expr::Compiled;
+use crate::state::{Event, State};
+use crate::{Assignment, Conflict, Constraint, ConstraintId, Ctx, Problem, Value, VarId};
+
+/// Reason recorded for removals made by the search itself (refutations, `unique` exclusions).
+pub(crate) const SEARCH: ConstraintId = ConstraintId(u32::MAX);
+
+/// An injected deadline: the only way the core learns about time.
+pub trait Deadline: Send + Sync {
+    /// True once the search must stop.
+    fn expired(&self) -> bool;
+}
+
+impl Deadline for std::time::Instant {
+    fn expired(&self) -> bool {
+        std::time::Instant::now() >= *self
+    }
+}
+
+/// Why a search stopped before completing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The node limit was reached.
+    NodeLimit,
+    /// The deadline expired.
+    Deadline,
+    /// [`SolveOptions::stop_at_first`] was set and a plan was found.
+    FirstPlan,
+}
+
+/// Counters of one solve (all searches, including explanation checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Search nodes visited.
+    pub nodes: u64,
+    /// Nodes where propagation failed or the bound pruned.
+    pub fails: u64,
+    /// Complete assignments reached.
+    pub leaves: u64,
+    /// Complete assignments the checker rejected (a propagator weaker than its `violation`).
+    pub rejected: u64,
+    /// Constraint hook calls.
+    pub propagations: u64,
+    /// Values removed by propagation.
+    pub removals: u64,
+    /// Deepest decision level.
+    pub max_depth: u32,
+    /// Feasibility checks run to explain infeasibility.
+    pub explain_checks: u32,
+    /// Set when a limit stopped the search.
+    pub stopped: Option<StopReason>,
+}
+
+impl Stats {
+    pub(crate) fn add(&mut self, o: &Stats) {
+        self.nodes += o.nodes;
+        self.fails += o.fails;
+        self.leaves += o.leaves;
+        self.rejected += o.rejected;
+        self.propagations += o.propagations;
+        self.removals += o.removals;
+        self.max_depth = self.max_depth.max(o.max_depth);
+        self.explain_checks += o.explain_checks;
+        self.stopped = self.stopped.or(o.stopped);
+    }
+}
+
+/// HAS `unique`: a value used by a variable in one solution is excluded for that variable
+/// from the next ones (solutions are then found one after another, each optimal given the
+/// exclusions).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Unique {
+    /// Plain k best distinct assignments.
+    #[default]
+    Off,
+    /// Every variable is unique.
+    All,
+    /// These variables are unique.
+    Vars(Vec<VarId>),
+}
+
+/// Options of [`Problem::solve`].
+#[derive(Clone)]
+pub struct SolveOptions {
+    /// How many solutions (k best, ranked); at least 1.
+    pub solutions: usize,
+    /// HAS `unique` semantics.
+    pub unique: Unique,
+    /// Stop after this many search nodes (deterministic, unlike a deadline).
+    pub node_limit: Option<u64>,
+    /// Stop when this says so (checked every 64 nodes).
+    pub deadline: Option<Arc<dyn Deadline>>,
+    /// Stop at the first plan (a feasible plan fast; not proven optimal).
+    pub stop_at_first: bool,
+    /// Node limit of each feasibility check while explaining infeasibility.
+    pub explain_node_limit: u64,
+    /// Most feasibility checks while explaining infeasibility.
+    pub explain_checks: u32,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            solutions: 1,
+            unique: Unique::Off,
+            node_limit: None,
+            deadline: None,
+            stop_at_first: false,
+            explain_node_limit: 10_000,
+            explain_checks: 200,
+        }
+    }
+}
+
+impl std::fmt::Debug for SolveOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolveOptions")
+            .field("solutions", &self.solutions)
+            .field("unique", &self.unique)
+            .field("node_limit", &self.node_limit)
+            .field("deadline", &self.deadline.is_some())
+            .field("stop_at_first", &self.stop_at_first)
+            .field("explain_node_limit", &self.explain_node_limit)
+            .field("explain_checks", &self.explain_checks)
+            .finish()
+    }
+}
+
+/// One solution: a value per variable and what it scores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
+    /// `values[var]` is the value of `var`.
+    pub values: Vec<Value>,
+    /// The objective expression.
+    pub objective: f64,
+    /// Sum of `weight * violation` over soft constraints.
+    pub penalty: f64,
+    /// What solutions are ranked by: `objective + penalty` (minimize) or `objective - penalty`
+    /// (maximize).
+    pub score: f64,
+}
+
+/// A found solution with its internal (minimized) cost and discovery order.
+pub(crate) struct Found {
+    pub(crate) cost: f64,
+    seq: u64,
+    pub(crate) solution: Solution,
+}
+
+/// Settings of one search run.
+pub(crate) struct RunConfig<'a> {
+    pub(crate) active: &'a [bool],
+    pub(crate) with_objective: bool,
+    /// Count soft penalties.
+    pub(crate) soft: bool,
+    /// Branch on these variables only (a component's search).
+    pub(crate) vars: Option<&'a [bool]>,
+    /// Count these root terms only (a component's search).
+    pub(crate) terms: Option<&'a [usize]>,
+    /// Component optima to tighten the bound.
+    pub(crate) comps: Option<&'a Components>,
+    pub(crate) first_only: bool,
+    pub(crate) k: usize,
+    pub(crate) node_limit: Option<u64>,
+    pub(crate) deadline: Option<&'a dyn Deadline>,
+}
+
+/// One search over one problem.
+pub(crate) struct Engine<'p> {
+    p: &'p Problem,
+    obj: &'p Compiled,
+    sign: f64,
+    cons: Vec<&'p dyn Constraint>,
+    weights: Vec<Option<f64>>,
+    active: Vec<u32>,
+    watch: Vec<Vec<u32>>,
+    dwatch: Vec<Vec<u32>>,
+    swatch: Vec<Vec<u32>>,
+    ranges: Vec<Range<usize>>,
+    soft_cell: Vec<usize>,
+    penalty_cell: usize,
+    obj_base: usize,
+    degree: Vec<u32>,
+    pub(crate) st: State,
+    root: bool,
+    with_objective: bool,
+    first_only: bool,
+    k: usize,
+    pub(crate) found: Vec<Found>,
+    seq: u64,
+    pub(crate) stats: Stats,
+    node_limit: Option<u64>,
+    deadline: Option<&'p dyn Deadline>,
+    vars: Option<&'p [bool]>,
+    terms: Option<&'p [usize]>,
+    comps: Option<&'p Components>,
+    seeded: bool,
+}
+
+impl<'p> Engine<'p> {
+    pub(crate) fn new(p: &'p Problem, obj: &'p Compiled, cfg: &RunConfig<'p>) -> Engine<'p> {
+        let n = p.var_count();
+        let mut cons = Vec::new();
+        let mut weights = Vec::new();
+        let mut watch = vec![Vec::new(); n];
+        let mut dwatch = vec![Vec::new(); n];
+        let mut swatch = vec![Vec::new(); n];
+        let mut degree = vec![0u32; n];
+        let mut ranges = Vec::new();
+        let mut soft_cell = Vec::new();
+        let mut cells = Vec::new();
+        let mut active = Vec::new();
+        for (i, (c, w)) in p.entries().enumerate() {
+            cons.push(c);
+            weights.push(w);
+            let start = cells.len();
+            let is_active = w.is_none() && cfg.active.get(i).copied().unwrap_or(false);
+            if is_active {
+                cells.extend(c.initial_state());
+                active.push(i as u32);
+                for x in c.scope() {
+                    if let Some(l) = watch.get_mut(x.index()) {
+                        l.push(i as u32);
+                        degree[x.index()] += 1;
+                        if c.wants_domain_events() {
+                            dwatch[x.index()].push(i as u32);
+                        }
+                    }
+                }
+            }
+            ranges.push(start..cells.len());
+            if w.is_some() && cfg.with_objective && cfg.soft {
+                soft_cell.push(cells.len());
+                cells.push(0f64.to_bits() as i64);
+                for x in c.scope() {
+                    if let Some(l) = swatch.get_mut(x.index()) {
+                        l.push(i as u32);
+                    }
+                }
+            } else {
+                soft_cell.push(usize::MAX);
+            }
+        }
+        let penalty_cell = cells.len();
+        cells.push(0f64.to_bits() as i64);
+        let obj_base = cells.len();
+        cells.extend(&obj.cells);
+        Engine {
+            p,
+            obj,
+            sign: p.sign(),
+            cons,
+            weights,
+            active,
+            watch,
+            dwatch,
+            swatch,
+            ranges,
+            soft_cell,
+            penalty_cell,
+            obj_base,
+            degree,
+            st: State::new(&p.sizes(), cells),
+            root: true,
+            with_objective: cfg.with_objective,
+            first_only: cfg.first_only,
+            k: cfg.k.max(1),
+            found: Vec::new(),
+            seq: 0,
+            stats: Stats::default(),
+            node_limit: cfg.node_limit,
+            deadline: cfg.deadline,
+            vars: cfg.vars,
+            terms: cfg.terms,
+            comps: cfg.comps,
+            seeded: false,
+        }
+    }
+
+    /// Root propagation, after removing `excluded` values (not attributed to constraints).
+    pub(crate) fn root(
+        &mut self,
+        excluded: &[(VarId, Value)],
+        record: bool,
+    ) -> Result<(), Conflict> {
+        self.root = true;
+        if record {
+            self.st.record = Some(Vec::new());
+        }
+        let r = self.root_inner(excluded);
+        self.root = false;
+        self.stats.removals = self.st.removals;
+        r
+    }
+
+    fn root_inner(&mut self, excluded: &[(VarId, Value)]) -> Result<(), Conflict> {
+        for x in 0..self.st.vars() as u32 {
+            if self.st.size(x) == 0 {
+                return Err(Conflict {
+                    var: Some(VarId(x)),
+                });
+            }
+        }
+        let rec = self.st.record.take();
+        for &(x, v) in excluded {
+            self.st.remove(x.0, v.0, SEARCH)?;
+        }
+        self.st.record = rec;
+        for i in 0..self.active.len() {
+            let c = self.active[i] as usize;
+            self.stats.propagations += 1;
+            let mut ctx = Ctx {
+                st: &mut self.st,
+                cid: ConstraintId(c as u32),
+                cells: self.ranges[c].clone(),
+                root: true,
+            };
+            if let Err(e) = self.cons[c].propagate(&mut ctx) {
+                self.st.clear_events();
+                return Err(e);
+            }
+        }
+        self.run_queue()
+    }
+
+    fn run_queue(&mut self) -> Result<(), Conflict> {
+        let r = self.run_queue_inner();
+        if r.is_err() {
+            self.st.clear_events();
+        }
+        r
+    }
+
+    fn run_queue_inner(&mut self) -> Result<(), Conflict> {
+        while let Some(ev) = self.st.events.pop_front() {
+            match ev {
+                Event::Assigned(x) => {
+                    let Some(val) = self.st.value(x) else {
+                        continue;
+                    };
+                    for j in 0..self.watch[x as usize].len() {
+                        let c = self.watch[x as usize][j] as usize;
+                        self.stats.propagations += 1;
+                        let mut ctx = Ctx {
+                            st: &mut self.st,
+                            cid: ConstraintId(c as u32),
+                            cells: self.ranges[c].clone(),
+                            root: self.root,
+                        };
+                        self.cons[c].on_assign(&mut ctx, VarId(x), val)?;
+                    }
+                    for j in 0..self.swatch[x as usize].len() {
+                        let c = self.swatch[x as usize][j] as usize;
+                        let w = self.weights[c].unwrap_or(0.0);
+                        let v = w * self.cons[c].violation(&Assignment::new(&self.st.assigned));
+                        let cell = self.soft_cell[c];
+                        let old = f64::from_bits(self.st.cell(cell) as u64);
+                        if v != old {
+                            let total =
+                                f64::from_bits(self.st.cell(self.penalty_cell) as u64) + v - old;
+                            self.st.set_cell(cell, v.to_bits() as i64);
+                            self.st.set_cell(self.penalty_cell, total.to_bits() as i64);
+                        }
+                    }
+                }
+                Event::Changed(x) => {
+                    self.st.dequeued(x);
+                    if self.st.value(x).is_some() {
+                        continue;
+                    }
+                    for j in 0..self.dwatch[x as usize].len() {
+                        let c = self.dwatch[x as usize][j] as usize;
+                        self.stats.propagations += 1;
+                        let mut ctx = Ctx {
+                            st: &mut self.st,
+                            cid: ConstraintId(c as u32),
+                            cells: self.ranges[c].clone(),
+                            root: self.root,
+                        };
+                        self.cons[c].on_domain_change(&mut ctx, VarId(x))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Admissible lower bound of the minimized cost at the current node.
+    fn lower_bound(&mut self) -> f64 {
+        if !self.with_objective {
+            return f64::NEG_INFINITY;
+        }
+        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
+        let Some(root) = self.obj.root_terms() else {
+            let (l, u) = self.obj.bounds(&mut self.st, self.obj_base);
+            return if self.sign > 0.0 { l } else { -u } + penalty;
+        };
+        let mut lb = penalty;
+        if let Some(comps) = self.comps {
+            for &t in &comps.loose {
+                lb += self
+                    .obj
+                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base);
+            }
+            for c in &comps.list {
+                let s: f64 = c
+                    .terms
+                    .iter()
+                    .map(|&t| {
+                        self.obj
+                            .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
+                    })
+                    .sum();
+                lb += c.opt.map_or(s, |o| o.max(s));
+            }
+        } else if let Some(terms) = self.terms {
+            for &t in terms {
+                lb += self
+                    .obj
+                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base);
+            }
+        } else {
+            let (l, u) = self.obj.bounds(&mut self.st, self.obj_base);
+            lb += if self.sign > 0.0 { l } else { -u };
+        }
+        lb
+    }
+
+    fn threshold(&self) -> f64 {
+        if self.found.len() < self.k {
+            f64::INFINITY
+        } else {
+            self.found.last().map_or(f64::INFINITY, |f| f.cost)
+        }
+    }
+
+    fn pruned(&mut self) -> bool {
+        if !self.with_objective {
+            return false;
+        }
+        let t = self.threshold();
+        if t == f64::INFINITY && self.comps.is_none() {
+            return false;
+        }
+        let lb = self.lower_bound();
+        // An infinite bound is a component with no solution at all.
+        lb == f64::INFINITY || (t < f64::INFINITY && lb >= t - 1e-9 * t.abs().max(1.0))
+    }
+
+    fn out_of_budget(&mut self) -> bool {
+        if self.stats.stopped.is_some() {
+            return true;
+        }
+        if self.node_limit.is_some_and(|l| self.stats.nodes >= l) {
+            self.stats.stopped = Some(StopReason::NodeLimit);
+            return true;
+        }
+        if self.stats.nodes.is_multiple_of(64) && self.deadline.is_some_and(|d| d.expired()) {
+            self.stats.stopped = Some(StopReason::Deadline);
+            return true;
+        }
+        false
+    }
+
+    fn done(&self) -> bool {
+        self.stats.stopped.is_some() || (self.first_only && !self.found.is_empty())
+    }
+
+    /// Marks a search cut short by its first plan (before it could prove anything).
+    pub(crate) fn cut_at_first(&mut self) {
+        if self.first_only && !self.found.is_empty() && self.stats.stopped.is_none() {
+            self.stats.stopped = Some(StopReason::FirstPlan);
+        }
+    }
+
+    fn select_var(&self) -> Option<u32> {
+        let mut best: Option<(u32, Reverse<u32>, u32)> = None;
+        for x in 0..self.st.vars() as u32 {
+            if self.st.value(x).is_some() || self.vars.is_some_and(|m| !m[x as usize]) {
+                continue;
+            }
+            let key = (self.st.size(x), Reverse(self.degree[x as usize]), x);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        best.map(|b| b.2)
+    }
+
+    /// Values of `x` in the order to try them: best static cost first, or sorted by the
+    /// objective's local key when pairwise cost terms reach assigned partners.
+    fn cursor(&self, x: u32) -> Cursor {
+        let keys = self.obj.keys.get(x as usize);
+        let dynamic =
+            self.with_objective && keys.is_some_and(|k| !k.pairs.is_empty()) && self.st.size(x) > 1;
+        if dynamic {
+            let mut vals: Vec<(f64, u32)> = self
+                .st
+                .values(x)
+                .map(|v| (self.obj.value_key(x, v, &self.st), v.0))
+                .collect();
+            vals.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            return Cursor::Sorted {
+                vals: vals.into_iter().map(|v| v.1).collect(),
+                pos: 0,
+            };
+        }
+        let order = if self.with_objective {
+            keys.and_then(|k| k.order.clone())
+        } else {
+            None
+        };
+        Cursor::Static { order, pos: 0 }
+    }
+
+    fn next_value(&self, x: u32, cur: &mut Cursor) -> Option<u32> {
+        match cur {
+            Cursor::Sorted { vals, pos } => {
+                while let Some(&v) = vals.get(*pos) {
+                    *pos += 1;
+                    if self.st.contains(x, v) {
+                        return Some(v);
+                    }
+                }
+                None
+            }
+            Cursor::Static { order, pos } => {
+                let n = self.st.universe(x) as usize;
+                while *pos < n {
+                    let i = *pos;
+                    *pos += 1;
+                    let v = match order {
+                        None => i as u32,
+                        Some((o, false)) => o[i],
+                        Some((o, true)) => o[n - 1 - i],
+                    };
+                    if self.st.contains(x, v) {
+                        return Some(v);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// Depth-first branch and bound from the current node.
+    pub(crate) fn dfs(&mut self, depth: u32) {
+        self.dfs_inner(depth);
+        self.stats.removals = self.st.removals;
+    }
+
+    fn dfs_inner(&mut self, depth: u32) {
+        if self.done() || self.out_of_budget() {
+            return;
+        }
+        self.stats.nodes += 1;
+        self.stats.max_depth = self.stats.max_depth.max(depth);
+        if self.pruned() {
+            self.stats.fails += 1;
+            return;
+        }
+        let Some(x) = self.select_var() else {
+            self.leaf();
+            return;
+        };
+        let mut cur = self.cursor(x);
+        while let Some(v) = self.next_value(x, &mut cur) {
+            let mark = self.st.mark();
+            if self.st.assign(x, v).is_ok() && self.run_queue().is_ok() {
+                self.dfs_inner(depth + 1);
+            } else {
+                self.stats.fails += 1;
+            }
+            self.st.undo_to(mark);
+            if self.done() {
+                return;
+            }
+            // Two-way branching: refute x = v at this level so siblings propagate it.
+            if self.st.remove(x, v, SEARCH).is_err() || self.run_queue().is_err() || self.pruned() {
+                return;
+            }
+        }
+    }
+
+    /// Adds a known plan as an incumbent (if it passes the checker); the search then only
+    /// looks for better ones and skips it when met again.
+    pub(crate) fn seed(&mut self, values: Vec<Value>) {
+        let full: Vec<Option<Value>> = values.iter().copied().map(Some).collect();
+        let a = Assignment::new(&full);
+        if values.len() != self.st.vars()
+            || self
+                .active
+                .iter()
+                .any(|&c| self.cons[c as usize].violation(&a) != 0.0)
+        {
+            return;
+        }
+        self.seeded = true;
+        self.record(values, &full);
+    }
+
+    fn leaf(&mut self) {
+        self.stats.leaves += 1;
+        let a = Assignment::new(&self.st.assigned);
+        if self
+            .active
+            .iter()
+            .any(|&c| self.cons[c as usize].violation(&a) != 0.0)
+        {
+            self.stats.rejected += 1;
+            return;
+        }
+        let values: Vec<Value> = self
+            .st
+            .assigned
+            .iter()
+            .map(|v| v.unwrap_or(Value(0)))
+            .collect();
+        if self.seeded && self.found.iter().any(|f| f.solution.values == values) {
+            return;
+        }
+        let full = std::mem::take(&mut self.st.assigned);
+        self.record(values, &full);
+        self.st.assigned = full;
+    }
+
+    fn record(&mut self, values: Vec<Value>, full: &[Option<Value>]) {
+        let e = if let (Some(terms), Some(root)) = (self.terms, self.obj.root_terms()) {
+            let objective = terms
+                .iter()
+                .map(|&t| self.obj.term_eval(root[t].0, root[t].1, full))
+                .sum();
+            crate::Evaluation {
+                objective,
+                penalty: 0.0,
+                score: objective,
+            }
+        } else if self.with_objective {
+            self.p.evaluate_with(self.obj, full)
+        } else {
+            crate::Evaluation {
+                objective: 0.0,
+                penalty: 0.0,
+                score: 0.0,
+            }
+        };
+        let cost = if e.score.is_nan() {
+            f64::INFINITY
+        } else {
+            self.sign * e.score
+        };
+        self.seq += 1;
+        let f = Found {
+            cost,
+            seq: self.seq,
+            solution: Solution {
+                values,
+                objective: e.objective,
+                penalty: e.penalty,
+                score: e.score,
+            },
+        };
+        let at = self
+            .found
+            .partition_point(|g| (g.cost, g.seq) <= (f.cost, f.seq));
+        if at < self.k {
+            self.found.insert(at, f);
+            self.found.truncate(self.k);
+        }
+    }
+}
+
+enum Cursor {
+    Static {
+        order: Option<(Arc<[u32]>, bool)>,
+        pos: usize,
+    },
+    Sorted {
+        vals: Vec<u32>,
+        pos: usize,
+    },
+}

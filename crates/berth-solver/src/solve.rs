@@ -1,0 +1,157 @@
+//! `Problem::solve`: validation, the search runs (k best or `unique` sequence), the outcome.
+
+use crate::decompose::{analyze, solve_components};
+use crate::explain::{Triage, explain};
+use crate::search::{Engine, RunConfig};
+use crate::{
+    Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
+};
+
+/// What a solve returns. Never a panic, never a bare "not found".
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// At least one solution, best first. `optimal` is true only when the search completed,
+    /// i.e. these are provably the best (k best) solutions.
+    Solved {
+        /// Best first.
+        solutions: Vec<Solution>,
+        /// The search completed.
+        optimal: bool,
+        /// Root-level removals.
+        triage: Triage,
+        /// Counters.
+        stats: Stats,
+    },
+    /// Proven: no assignment satisfies the hard constraints.
+    Infeasible {
+        /// Which constraints leave no plan.
+        explanation: Explanation,
+        /// Counters.
+        stats: Stats,
+    },
+    /// A limit stopped the search before any solution was found.
+    Stopped {
+        /// Root-level removals.
+        triage: Triage,
+        /// Counters (with `stopped` set).
+        stats: Stats,
+    },
+}
+
+impl Outcome {
+    /// The solutions (empty unless solved).
+    pub fn solutions(&self) -> &[Solution] {
+        match self {
+            Outcome::Solved { solutions, .. } => solutions,
+            _ => &[],
+        }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Stats {
+        match self {
+            Outcome::Solved { stats, .. }
+            | Outcome::Infeasible { stats, .. }
+            | Outcome::Stopped { stats, .. } => stats,
+        }
+    }
+}
+
+impl Problem {
+    /// Solves: the `k` best distinct solutions (or the `unique` sequence), proven optimal when
+    /// the search completes within the limits.
+    pub fn solve(&self, opts: &SolveOptions) -> Result<Outcome, SolveError> {
+        let obj = self.compile()?;
+        if opts.solutions == 0 {
+            return Err(SolveError::ZeroSolutions);
+        }
+        let unique: Vec<VarId> = match &opts.unique {
+            Unique::Off => Vec::new(),
+            Unique::All => self.vars().collect(),
+            Unique::Vars(vs) => {
+                if let Some(&var) = vs.iter().find(|v| v.index() >= self.var_count()) {
+                    return Err(SolveError::UniqueUnknownVar { var });
+                }
+                vs.clone()
+            }
+        };
+        let active = vec![true; self.constraint_count()];
+        let rounds = if unique.is_empty() { 1 } else { opts.solutions };
+        let k = if unique.is_empty() { opts.solutions } else { 1 };
+        let mut excluded: Vec<(VarId, Value)> = Vec::new();
+        let mut solutions: Vec<Solution> = Vec::new();
+        let mut stats = Stats::default();
+        let mut triage = Triage::default();
+        for round in 0..rounds {
+            let mut comps = if opts.stop_at_first {
+                None
+            } else {
+                analyze(self, &obj)
+            };
+            let seed = comps
+                .as_mut()
+                .and_then(|c| solve_components(self, &obj, c, &excluded, opts, &mut stats));
+            let node_limit = opts.node_limit.map(|l| l.saturating_sub(stats.nodes));
+            let cfg = RunConfig {
+                active: &active,
+                with_objective: true,
+                soft: true,
+                vars: None,
+                terms: None,
+                comps: comps.as_ref(),
+                first_only: opts.stop_at_first,
+                k,
+                node_limit,
+                deadline: opts.deadline.as_deref(),
+            };
+            let mut e = Engine::new(self, &obj, &cfg);
+            let root = e.root(&excluded, round == 0);
+            let record = e.st.record.take().unwrap_or_default();
+            if round == 0 {
+                triage = Triage::new(self, &record);
+            }
+            if let Err(conflict) = root {
+                stats.add(&e.stats);
+                if round == 0 {
+                    let explanation = explain(self, &obj, &record, conflict.var, opts, &mut stats);
+                    return Ok(Outcome::Infeasible { explanation, stats });
+                }
+                break;
+            }
+            if let Some(plan) = seed {
+                e.seed(plan);
+            }
+            e.dfs(0);
+            e.cut_at_first();
+            stats.add(&e.stats);
+            let found = std::mem::take(&mut e.found);
+            if found.is_empty() {
+                if round > 0 || stats.stopped.is_some() {
+                    break;
+                }
+                let explanation = explain(self, &obj, &record, None, opts, &mut stats);
+                return Ok(Outcome::Infeasible { explanation, stats });
+            }
+            for f in found {
+                for &x in &unique {
+                    if let Some(&v) = f.solution.values.get(x.index()) {
+                        excluded.push((x, v));
+                    }
+                }
+                solutions.push(f.solution);
+            }
+            if stats.stopped.is_some() {
+                break;
+            }
+        }
+        if solutions.is_empty() {
+            return Ok(Outcome::Stopped { triage, stats });
+        }
+        Ok(Outcome::Solved {
+            optimal: stats.stopped.is_none(),
+            solutions,
+            triage,
+            stats,
+        })
+    }
+}

@@ -1,0 +1,301 @@
+//! Search state: bitset domains, assignments, reversible integer cells and the undo trail.
+
+use std::collections::VecDeque;
+
+use crate::{Conflict, ConstraintId, Value, VarId};
+
+/// One reversible change.
+#[derive(Clone, Copy, Debug)]
+enum Undo {
+    /// A value was removed from a domain.
+    Bit { var: u32, value: u32 },
+    /// A variable was assigned; `size` is its domain size before.
+    Assign { var: u32, size: u32 },
+    /// A cell was overwritten; `old` is its previous content.
+    Cell { idx: u32, old: i64 },
+}
+
+/// A propagation event, processed in FIFO order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    Assigned(u32),
+    Changed(u32),
+}
+
+/// Domains, assignment, cells and trail of one search.
+pub(crate) struct State {
+    bits: Vec<u64>,
+    off: Vec<usize>,
+    len: Vec<u32>,
+    size: Vec<u32>,
+    pub(crate) assigned: Vec<Option<Value>>,
+    pub(crate) cells: Vec<i64>,
+    trail: Vec<Undo>,
+    pub(crate) events: VecDeque<Event>,
+    queued: Vec<bool>,
+    /// Root-level removals with their reason, while recording the triage.
+    pub(crate) record: Option<Vec<(VarId, Value, ConstraintId)>>,
+    pub(crate) removals: u64,
+}
+
+impl State {
+    pub(crate) fn new(sizes: &[u32], cells: Vec<i64>) -> State {
+        let mut off = Vec::with_capacity(sizes.len() + 1);
+        let mut total = 0usize;
+        for &n in sizes {
+            off.push(total);
+            total += (n as usize).div_ceil(64);
+        }
+        off.push(total);
+        let mut bits = vec![0u64; total];
+        for (v, &n) in sizes.iter().enumerate() {
+            let base = off[v];
+            let full = n as usize / 64;
+            for w in &mut bits[base..base + full] {
+                *w = u64::MAX;
+            }
+            let rest = n as usize % 64;
+            if rest > 0 {
+                bits[base + full] = (1u64 << rest) - 1;
+            }
+        }
+        State {
+            bits,
+            off,
+            len: sizes.to_vec(),
+            size: sizes.to_vec(),
+            assigned: vec![None; sizes.len()],
+            cells,
+            trail: Vec::new(),
+            events: VecDeque::new(),
+            queued: vec![false; sizes.len()],
+            record: None,
+            removals: 0,
+        }
+    }
+
+    pub(crate) fn vars(&self) -> usize {
+        self.len.len()
+    }
+
+    pub(crate) fn universe(&self, var: u32) -> u32 {
+        self.len.get(var as usize).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn size(&self, var: u32) -> u32 {
+        self.size.get(var as usize).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn value(&self, var: u32) -> Option<Value> {
+        self.assigned.get(var as usize).copied().flatten()
+    }
+
+    pub(crate) fn contains(&self, var: u32, value: u32) -> bool {
+        let v = var as usize;
+        match self.assigned.get(v) {
+            None => false,
+            Some(Some(a)) => a.0 == value,
+            Some(None) => self.bit(v, value),
+        }
+    }
+
+    fn bit(&self, v: usize, value: u32) -> bool {
+        if value >= self.len[v] {
+            return false;
+        }
+        let w = self.off[v] + (value as usize >> 6);
+        self.bits[w] >> (value & 63) & 1 == 1
+    }
+
+    /// Values of `var` in increasing order.
+    pub(crate) fn values(&self, var: u32) -> DomainIter<'_> {
+        let v = var as usize;
+        match self.assigned.get(v) {
+            Some(Some(a)) => DomainIter {
+                words: &[],
+                word: 0,
+                cur: 0,
+                single: Some(a.0),
+            },
+            Some(None) => {
+                let words = &self.bits[self.off[v]..self.off[v + 1]];
+                DomainIter {
+                    words,
+                    word: 0,
+                    cur: words.first().copied().unwrap_or(0),
+                    single: None,
+                }
+            }
+            None => DomainIter {
+                words: &[],
+                word: 0,
+                cur: 0,
+                single: None,
+            },
+        }
+    }
+
+    pub(crate) fn mark(&self) -> usize {
+        self.trail.len()
+    }
+
+    pub(crate) fn undo_to(&mut self, mark: usize) {
+        while self.trail.len() > mark {
+            let Some(u) = self.trail.pop() else { break };
+            match u {
+                Undo::Bit { var, value } => {
+                    let v = var as usize;
+                    let w = self.off[v] + (value as usize >> 6);
+                    self.bits[w] |= 1u64 << (value & 63);
+                    self.size[v] += 1;
+                }
+                Undo::Assign { var, size } => {
+                    self.assigned[var as usize] = None;
+                    self.size[var as usize] = size;
+                }
+                Undo::Cell { idx, old } => self.cells[idx as usize] = old,
+            }
+        }
+    }
+
+    pub(crate) fn set_cell(&mut self, idx: usize, value: i64) {
+        if let Some(c) = self.cells.get_mut(idx)
+            && *c != value
+        {
+            self.trail.push(Undo::Cell {
+                idx: idx as u32,
+                old: *c,
+            });
+            *c = value;
+        }
+    }
+
+    pub(crate) fn cell(&self, idx: usize) -> i64 {
+        self.cells.get(idx).copied().unwrap_or(0)
+    }
+
+    /// Assigns `var = value` (a decision). Emits one `Assigned` event unless already so assigned.
+    pub(crate) fn assign(&mut self, var: u32, value: u32) -> Result<(), Conflict> {
+        let v = var as usize;
+        match self.assigned.get(v) {
+            None => Err(Conflict { var: None }),
+            Some(Some(a)) if a.0 == value => Ok(()),
+            Some(Some(_)) => Err(Conflict {
+                var: Some(VarId(var)),
+            }),
+            Some(None) => {
+                if !self.bit(v, value) {
+                    return Err(Conflict {
+                        var: Some(VarId(var)),
+                    });
+                }
+                self.trail.push(Undo::Assign {
+                    var,
+                    size: self.size[v],
+                });
+                self.assigned[v] = Some(Value(value));
+                self.size[v] = 1;
+                self.events.push_back(Event::Assigned(var));
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes `value` from `var`; `Ok(true)` if it was there. A wipe-out is a conflict; a domain
+    /// left with one value assigns it (unit propagation).
+    pub(crate) fn remove(
+        &mut self,
+        var: u32,
+        value: u32,
+        why: ConstraintId,
+    ) -> Result<bool, Conflict> {
+        let v = var as usize;
+        match self.assigned.get(v) {
+            None => return Ok(false),
+            Some(Some(a)) => {
+                if a.0 == value {
+                    if let Some(r) = self.record.as_mut() {
+                        r.push((VarId(var), Value(value), why));
+                    }
+                    return Err(Conflict {
+                        var: Some(VarId(var)),
+                    });
+                }
+                return Ok(false);
+            }
+            Some(None) => {}
+        }
+        if !self.bit(v, value) {
+            return Ok(false);
+        }
+        let w = self.off[v] + (value as usize >> 6);
+        self.bits[w] &= !(1u64 << (value & 63));
+        self.size[v] -= 1;
+        self.removals += 1;
+        self.trail.push(Undo::Bit { var, value });
+        if let Some(r) = self.record.as_mut() {
+            r.push((VarId(var), Value(value), why));
+        }
+        match self.size[v] {
+            0 => Err(Conflict {
+                var: Some(VarId(var)),
+            }),
+            1 => {
+                let only = self.values(var).next();
+                if let Some(only) = only {
+                    self.trail.push(Undo::Assign { var, size: 1 });
+                    self.assigned[v] = Some(only);
+                    self.events.push_back(Event::Assigned(var));
+                }
+                Ok(true)
+            }
+            _ => {
+                if !self.queued[v] {
+                    self.queued[v] = true;
+                    self.events.push_back(Event::Changed(var));
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    pub(crate) fn dequeued(&mut self, var: u32) {
+        if let Some(q) = self.queued.get_mut(var as usize) {
+            *q = false;
+        }
+    }
+
+    pub(crate) fn clear_events(&mut self) {
+        self.events.clear();
+        for q in &mut self.queued {
+            *q = false;
+        }
+    }
+}
+
+/// Iterator over the values of one domain, in increasing order.
+pub struct DomainIter<'a> {
+    words: &'a [u64],
+    word: usize,
+    cur: u64,
+    single: Option<u32>,
+}
+
+impl Iterator for DomainIter<'_> {
+    type Item = Value;
+
+    fn next(&mut self) -> Option<Value> {
+        if let Some(s) = self.single.take() {
+            return Some(Value(s));
+        }
+        loop {
+            if self.cur != 0 {
+                let t = self.cur.trailing_zeros();
+                self.cur &= self.cur - 1;
+                return Some(Value((self.word as u32) * 64 + t));
+            }
+            self.word += 1;
+            self.cur = *self.words.get(self.word)?;
+        }
+    }
+}

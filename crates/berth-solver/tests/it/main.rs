@@ -1,0 +1,4 @@
+//! Integration tests of berth-solver: brute-force oracles, scenarios, explanations.
+
+mod oracle;
+mod scenarios;

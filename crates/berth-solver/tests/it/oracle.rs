@@ -1,0 +1,702 @@
+//! Property tests against brute force on random small problems (<= 6 vars, <= 8 values).
+
+use std::sync::Arc;
+
+use berth_solver::{
+    AllDifferent, AllDifferentGroup, AtMostCount, Capacity, Expr, Filter, Keys, NO_KEY, Outcome,
+    Pairwise, Problem, SameGroup, Sense, SolveOptions, Unique, Value, VarId,
+};
+use proptest::prelude::*;
+
+/// Deterministic generator for the random instances (seeded by proptest).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// One constraint as the oracle understands it (independent of the solver's code).
+#[derive(Debug, Clone)]
+enum Rule {
+    Forbid {
+        var: usize,
+        values: Vec<u32>,
+    },
+    Pair {
+        a: usize,
+        b: usize,
+        cols: u32,
+        table: Vec<bool>,
+    },
+    AllDiff {
+        vars: Vec<usize>,
+    },
+    Diff {
+        vars: Vec<usize>,
+    },
+    Same {
+        vars: Vec<usize>,
+    },
+    AtMost {
+        vars: Vec<usize>,
+        sets: Vec<Vec<bool>>,
+        k: u32,
+    },
+    Cap {
+        vars: Vec<usize>,
+        holder: Vec<Vec<u32>>,
+        demand: Vec<[i64; 2]>,
+        cap: Vec<[i64; 2]>,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Sum,
+    Max,
+    Min,
+    Product,
+    Normalized,
+}
+
+#[derive(Debug, Clone)]
+struct Spec {
+    sizes: Vec<u32>,
+    zone: Vec<Vec<u32>>,
+    rules: Vec<Rule>,
+    /// Soft rules with their weight (ids follow the hard ones).
+    soft: Vec<(f64, Rule)>,
+    unary: Vec<Vec<f64>>,
+    weights: Vec<f64>,
+    pair_costs: Vec<(usize, usize, Vec<f64>)>,
+    shape: Shape,
+    maximize: bool,
+}
+
+fn gen_spec(seed: u64, max_vars: u64, max_vals: u64) -> Spec {
+    let mut r = Rng(seed);
+    let n = 1 + r.below(max_vars) as usize;
+    let sizes: Vec<u32> = (0..n).map(|_| 1 + r.below(max_vals) as u32).collect();
+    let zone: Vec<Vec<u32>> = sizes
+        .iter()
+        .map(|&s| {
+            (0..s)
+                .map(|_| {
+                    if r.chance(10) {
+                        NO_KEY
+                    } else {
+                        r.below(3) as u32
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let pick_vars = |r: &mut Rng, min: usize| -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).filter(|_| r.chance(60)).collect();
+        while v.len() < min.min(n) {
+            let x = r.below(n as u64) as usize;
+            if !v.contains(&x) {
+                v.push(x);
+            }
+        }
+        v
+    };
+    let rule = |r: &mut Rng| -> Rule {
+        match r.below(7) {
+            0 => {
+                let var = r.below(n as u64) as usize;
+                Rule::Forbid {
+                    var,
+                    values: (0..sizes[var]).filter(|_| r.chance(30)).collect(),
+                }
+            }
+            1 | 2 if n >= 2 => {
+                let a = r.below(n as u64) as usize;
+                let b = (a + 1 + r.below(n as u64 - 1) as usize) % n;
+                let cols = sizes[b];
+                Rule::Pair {
+                    a,
+                    b,
+                    cols,
+                    table: (0..sizes[a] * cols).map(|_| r.chance(65)).collect(),
+                }
+            }
+            3 => Rule::Diff {
+                vars: pick_vars(r, 2),
+            },
+            4 => Rule::Same {
+                vars: pick_vars(r, 2),
+            },
+            5 => {
+                let vars = pick_vars(r, 2);
+                let sets = vars
+                    .iter()
+                    .map(|&x| (0..sizes[x]).map(|_| r.chance(50)).collect())
+                    .collect();
+                Rule::AtMost {
+                    k: r.below(3) as u32,
+                    vars,
+                    sets,
+                }
+            }
+            6 => {
+                let vars = pick_vars(r, 2);
+                let holders = 1 + r.below(3) as u32;
+                Rule::Cap {
+                    holder: vars
+                        .iter()
+                        .map(|&x| {
+                            (0..sizes[x])
+                                .map(|_| {
+                                    if r.chance(15) {
+                                        NO_KEY
+                                    } else {
+                                        r.below(u64::from(holders)) as u32
+                                    }
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                    demand: vars
+                        .iter()
+                        .map(|_| [r.below(4) as i64, r.below(3) as i64])
+                        .collect(),
+                    cap: (0..holders)
+                        .map(|_| [r.below(7) as i64, r.below(5) as i64])
+                        .collect(),
+                    vars,
+                }
+            }
+            _ => Rule::AllDiff {
+                vars: pick_vars(r, 2),
+            },
+        }
+    };
+    let rules: Vec<Rule> = (0..r.below(6)).map(|_| rule(&mut r)).collect();
+    let soft: Vec<(f64, Rule)> = (0..r.below(3))
+        .map(|_| ((1 + r.below(4)) as f64, rule(&mut r)))
+        .collect();
+    let unary: Vec<Vec<f64>> = sizes
+        .iter()
+        .map(|&s| (0..s).map(|_| r.below(10) as f64).collect())
+        .collect();
+    let weights: Vec<f64> = (0..n)
+        .map(|_| [1.0, 2.0, 0.5, -1.0][r.below(4) as usize])
+        .collect();
+    let pair_costs: Vec<(usize, usize, Vec<f64>)> = if n >= 2 {
+        (0..r.below(3))
+            .map(|_| {
+                let a = r.below(n as u64) as usize;
+                let b = (a + 1 + r.below(n as u64 - 1) as usize) % n;
+                (
+                    a,
+                    b,
+                    (0..sizes[a] * sizes[b])
+                        .map(|_| r.below(10) as f64)
+                        .collect(),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let shape = [
+        Shape::Sum,
+        Shape::Max,
+        Shape::Min,
+        Shape::Product,
+        Shape::Normalized,
+    ][r.below(5) as usize];
+    Spec {
+        sizes,
+        zone,
+        rules,
+        soft,
+        unary,
+        weights,
+        pair_costs,
+        shape,
+        maximize: r.chance(25),
+    }
+}
+
+fn keys(v: &[u32]) -> Keys {
+    Arc::from(v.to_vec())
+}
+
+fn add_rule(p: &mut Problem, spec: &Spec, rule: &Rule, name: String, weight: Option<f64>) {
+    let var = |x: usize| VarId(x as u32);
+    let c: Box<dyn berth_solver::Constraint> = match rule.clone() {
+        Rule::Forbid { var: x, values } => {
+            Box::new(Filter::forbid(var(x), values.into_iter().map(Value)))
+        }
+        Rule::Pair { a, b, cols, table } => {
+            Box::new(Pairwise::from_table(var(a), var(b), cols, table))
+        }
+        Rule::AllDiff { vars } => Box::new(AllDifferent::new(vars.into_iter().map(var).collect())),
+        Rule::Diff { vars } => Box::new(AllDifferentGroup::new(
+            vars.iter().map(|&x| var(x)).collect(),
+            vars.iter().map(|&x| keys(&spec.zone[x])).collect(),
+        )),
+        Rule::Same { vars } => Box::new(SameGroup::new(
+            vars.iter().map(|&x| var(x)).collect(),
+            vars.iter().map(|&x| keys(&spec.zone[x])).collect(),
+        )),
+        Rule::AtMost { vars, sets, k } => Box::new(AtMostCount::new(
+            vars.iter().map(|&x| var(x)).collect(),
+            sets.into_iter().map(Arc::from).collect(),
+            k,
+        )),
+        Rule::Cap {
+            vars,
+            holder,
+            demand,
+            cap,
+        } => Box::new(Capacity::new(
+            2,
+            cap.iter().map(|c| c.to_vec()).collect(),
+            vars.iter()
+                .zip(holder)
+                .zip(&demand)
+                .map(|((&x, h), d)| (var(x), keys(&h), d.to_vec()))
+                .collect(),
+        )),
+    };
+    p.add_boxed(name, c, weight);
+}
+
+fn build(spec: &Spec) -> Problem {
+    let mut p = Problem::new();
+    for (i, &s) in spec.sizes.iter().enumerate() {
+        p.add_var(format!("v{i}"), s);
+    }
+    for (i, r) in spec.rules.iter().enumerate() {
+        add_rule(&mut p, spec, r, format!("hard{i}"), None);
+    }
+    for (i, (w, r)) in spec.soft.iter().enumerate() {
+        add_rule(&mut p, spec, r, format!("soft{i}"), Some(*w));
+    }
+    let unary: Vec<Expr> = spec
+        .unary
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Expr::unary(VarId(i as u32), t.clone()))
+        .collect();
+    let pairs: Vec<Expr> = spec
+        .pair_costs
+        .iter()
+        .map(|(a, b, t)| {
+            Expr::pair_table(
+                VarId(*a as u32),
+                VarId(*b as u32),
+                spec.sizes[*b],
+                t.clone(),
+            )
+        })
+        .collect();
+    let weighted = |from: usize, to: usize| {
+        Expr::sum(
+            (from..to)
+                .map(|i| (spec.weights[i], unary[i].clone()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let pair_sum = Expr::sum(pairs.iter().map(|e| (1.0, e.clone())).collect::<Vec<_>>());
+    let n = spec.sizes.len();
+    let h = n / 2;
+    let expr = match spec.shape {
+        Shape::Sum => Expr::sum([(1.0, weighted(0, n)), (1.0, pair_sum)]),
+        Shape::Max => Expr::Max(vec![
+            weighted(0, h),
+            Expr::sum([(1.0, weighted(h, n)), (1.0, pair_sum)]),
+        ]),
+        Shape::Min => Expr::Min(vec![
+            Expr::sum([(1.0, weighted(0, h)), (1.0, pair_sum)]),
+            weighted(h, n),
+        ]),
+        Shape::Product => Expr::Product(vec![
+            Expr::sum([(1.0, Expr::Const(1.0)), (1.0, weighted(0, n))]),
+            Expr::sum([(1.0, Expr::Const(1.0)), (1.0, pair_sum)]),
+        ]),
+        Shape::Normalized => {
+            Expr::sum([(1.0, weighted(0, n)), (1.0, pair_sum)]).normalize(3.0, 13.0)
+        }
+    };
+    p.set_objective(
+        if spec.maximize {
+            Sense::Maximize
+        } else {
+            Sense::Minimize
+        },
+        expr,
+    );
+    p
+}
+
+/// Whether the assignment satisfies the rule, computed from the spec alone.
+fn ok(spec: &Spec, rule: &Rule, a: &[u32]) -> bool {
+    match rule {
+        Rule::Forbid { var, values } => !values.contains(&a[*var]),
+        Rule::Pair {
+            a: x,
+            b: y,
+            cols,
+            table,
+        } => table[(a[*x] * cols + a[*y]) as usize],
+        Rule::AllDiff { vars } => {
+            let vals: Vec<u32> = vars.iter().map(|&x| a[x]).collect();
+            (0..vals.len()).all(|i| (i + 1..vals.len()).all(|j| vals[i] != vals[j]))
+        }
+        Rule::Diff { vars } => {
+            let ks: Vec<u32> = vars
+                .iter()
+                .map(|&x| spec.zone[x][a[x] as usize])
+                .filter(|&k| k != NO_KEY)
+                .collect();
+            (0..ks.len()).all(|i| (i + 1..ks.len()).all(|j| ks[i] != ks[j]))
+        }
+        Rule::Same { vars } => {
+            if vars.len() < 2 {
+                return true;
+            }
+            let k0 = spec.zone[vars[0]][a[vars[0]] as usize];
+            k0 != NO_KEY && vars.iter().all(|&x| spec.zone[x][a[x] as usize] == k0)
+        }
+        Rule::AtMost { vars, sets, k } => {
+            vars.iter()
+                .zip(sets)
+                .filter(|(x, s)| s[a[**x] as usize])
+                .count() as u32
+                <= *k
+        }
+        Rule::Cap {
+            vars,
+            holder,
+            demand,
+            cap,
+        } => {
+            let mut load = vec![[0i64; 2]; cap.len()];
+            for (i, &x) in vars.iter().enumerate() {
+                let h = holder[i][a[x] as usize];
+                if h != NO_KEY {
+                    load[h as usize][0] += demand[i][0];
+                    load[h as usize][1] += demand[i][1];
+                }
+            }
+            load.iter()
+                .zip(cap)
+                .all(|(l, c)| l[0] <= c[0] && l[1] <= c[1])
+        }
+    }
+}
+
+/// Score of an assignment computed from the spec alone (what solutions are ranked by).
+fn score(spec: &Spec, a: &[u32]) -> f64 {
+    let n = spec.sizes.len();
+    let h = n / 2;
+    let w = |from: usize, to: usize| -> f64 {
+        (from..to)
+            .map(|i| spec.weights[i] * spec.unary[i][a[i] as usize])
+            .sum()
+    };
+    let pairs: f64 = spec
+        .pair_costs
+        .iter()
+        .map(|(x, y, t)| t[(a[*x] * spec.sizes[*y] + a[*y]) as usize])
+        .sum();
+    let obj = match spec.shape {
+        Shape::Sum => w(0, n) + pairs,
+        Shape::Max => w(0, h).max(w(h, n) + pairs),
+        Shape::Min => (w(0, h) + pairs).min(w(h, n)),
+        Shape::Product => (1.0 + w(0, n)) * (1.0 + pairs),
+        Shape::Normalized => (w(0, n) + pairs - 3.0) / 10.0,
+    };
+    let penalty: f64 = spec
+        .soft
+        .iter()
+        .filter(|(_, r)| !ok(spec, r, a))
+        .map(|(wt, r)| wt * soft_amount(spec, r, a))
+        .sum();
+    if spec.maximize {
+        obj - penalty
+    } else {
+        obj + penalty
+    }
+}
+
+/// Violation amount of a soft rule (same measures as documented for the built-ins).
+fn soft_amount(spec: &Spec, rule: &Rule, a: &[u32]) -> f64 {
+    match rule {
+        Rule::AllDiff { vars } => {
+            let mut v: Vec<u32> = vars.iter().map(|&x| a[x]).collect();
+            let n = v.len();
+            v.sort_unstable();
+            v.dedup();
+            (n - v.len()) as f64
+        }
+        Rule::Diff { vars } => {
+            let mut ks: Vec<u32> = vars
+                .iter()
+                .map(|&x| spec.zone[x][a[x] as usize])
+                .filter(|&k| k != NO_KEY)
+                .collect();
+            let n = ks.len();
+            ks.sort_unstable();
+            ks.dedup();
+            (n - ks.len()) as f64
+        }
+        Rule::Same { vars } => {
+            let ks: Vec<u32> = vars.iter().map(|&x| spec.zone[x][a[x] as usize]).collect();
+            let loose = ks.iter().filter(|&&k| k == NO_KEY).count();
+            let mut keyed: Vec<u32> = ks.into_iter().filter(|&k| k != NO_KEY).collect();
+            keyed.sort_unstable();
+            keyed.dedup();
+            let distinct = keyed.len() + loose;
+            if loose > 0 {
+                (distinct.max(2) - 1) as f64
+            } else {
+                distinct.saturating_sub(1) as f64
+            }
+        }
+        Rule::AtMost { vars, sets, k } => (vars
+            .iter()
+            .zip(sets)
+            .filter(|(x, s)| s[a[**x] as usize])
+            .count() as u32)
+            .saturating_sub(*k) as f64,
+        Rule::Cap {
+            vars,
+            holder,
+            demand,
+            cap,
+        } => {
+            let mut load = vec![[0i64; 2]; cap.len()];
+            for (i, &x) in vars.iter().enumerate() {
+                let h = holder[i][a[x] as usize];
+                if h != NO_KEY {
+                    load[h as usize][0] += demand[i][0];
+                    load[h as usize][1] += demand[i][1];
+                }
+            }
+            load.iter()
+                .zip(cap)
+                .map(|(l, c)| ((l[0] - c[0]).max(0) + (l[1] - c[1]).max(0)) as f64)
+                .sum()
+        }
+        Rule::Forbid { .. } | Rule::Pair { .. } => 1.0,
+    }
+}
+
+/// Every assignment satisfying the hard rules in `active`, with its score.
+fn brute(spec: &Spec, active: &[bool], excluded: &[(usize, u32)]) -> Vec<(f64, Vec<u32>)> {
+    let n = spec.sizes.len();
+    let mut out = Vec::new();
+    let mut a = vec![0u32; n];
+    if spec.sizes.contains(&0) {
+        return out;
+    }
+    loop {
+        let feasible = spec
+            .rules
+            .iter()
+            .zip(active)
+            .all(|(r, &on)| !on || ok(spec, r, &a))
+            && excluded.iter().all(|&(x, v)| a[x] != v);
+        if feasible {
+            out.push((score(spec, &a), a.clone()));
+        }
+        let mut i = 0;
+        loop {
+            if i == n {
+                return out;
+            }
+            a[i] += 1;
+            if a[i] < spec.sizes[i] {
+                break;
+            }
+            a[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+/// Best first, in the spec's sense.
+fn ranked(spec: &Spec, mut all: Vec<(f64, Vec<u32>)>) -> Vec<(f64, Vec<u32>)> {
+    all.sort_by(|x, y| {
+        if spec.maximize {
+            y.0.total_cmp(&x.0)
+        } else {
+            x.0.total_cmp(&y.0)
+        }
+    });
+    all
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn values(s: &[Value]) -> Vec<u32> {
+    s.iter().map(|v| v.0).collect()
+}
+
+fn check_solutions(
+    spec: &Spec,
+    p: &Problem,
+    sols: &[berth_solver::Solution],
+) -> Result<(), TestCaseError> {
+    let all_on = vec![true; spec.rules.len()];
+    for s in sols {
+        let a = values(&s.values);
+        prop_assert!(
+            p.check(&s.values).is_empty(),
+            "checker rejects {:?}: {:?}",
+            a,
+            p.check(&s.values)
+        );
+        prop_assert!(
+            spec.rules.iter().zip(&all_on).all(|(r, _)| ok(spec, r, &a)),
+            "oracle rejects {:?}",
+            a
+        );
+        prop_assert!(
+            close(s.score, score(spec, &a)),
+            "score {} but oracle says {}",
+            s.score,
+            score(spec, &a)
+        );
+    }
+    let mut distinct: Vec<Vec<u32>> = sols.iter().map(|s| values(&s.values)).collect();
+    distinct.sort();
+    distinct.dedup();
+    prop_assert_eq!(distinct.len(), sols.len(), "solutions are not distinct");
+    Ok(())
+}
+
+/// The conflict set is infeasible on its own, and minimal when it says so.
+fn check_explanation(spec: &Spec, e: &berth_solver::Explanation) -> Result<(), TestCaseError> {
+    let mut active = vec![false; spec.rules.len()];
+    for c in &e.conflict {
+        active[c.index()] = true;
+    }
+    prop_assert!(
+        brute(spec, &active, &[]).is_empty(),
+        "conflict {:?} is feasible",
+        e.conflict
+    );
+    if e.minimal {
+        for c in &e.conflict {
+            let mut less = active.clone();
+            less[c.index()] = false;
+            prop_assert!(
+                !brute(spec, &less, &[]).is_empty(),
+                "conflict {:?} minus {c} still infeasible",
+                e.conflict
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, .. ProptestConfig::default() })]
+
+    /// The optimum equals brute force; infeasible iff brute force finds nothing.
+    #[test]
+    fn optimum_equals_brute_force(seed in any::<u64>()) {
+        let spec = gen_spec(seed, 6, 8);
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let out = p.solve(&SolveOptions::default()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        match &out {
+            Outcome::Solved { solutions, optimal, .. } => {
+                prop_assert!(*optimal);
+                prop_assert!(!all.is_empty(), "solver found {:?}, brute force nothing", solutions[0]);
+                prop_assert!(close(solutions[0].score, all[0].0), "solver {} brute {}", solutions[0].score, all[0].0);
+                check_solutions(&spec, &p, solutions)?;
+            }
+            Outcome::Infeasible { explanation, .. } => {
+                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
+                check_explanation(&spec, explanation)?;
+            }
+            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
+        }
+        // Deterministic: same input, same output.
+        prop_assert_eq!(&out, &p.solve(&SolveOptions::default()).map_err(|e| TestCaseError::fail(e.to_string()))?);
+    }
+
+    /// The k best solutions have the k best scores of brute force.
+    #[test]
+    fn k_best_equals_brute_force(seed in any::<u64>(), k in 1usize..6) {
+        let spec = gen_spec(seed, 5, 6);
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions { solutions: k, ..SolveOptions::default() };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let sols = out.solutions();
+        prop_assert_eq!(sols.len(), all.len().min(k));
+        for (s, b) in sols.iter().zip(&all) {
+            prop_assert!(close(s.score, b.0), "got {:?} want {:?}", sols.iter().map(|s| s.score).collect::<Vec<_>>(), all.iter().take(k).map(|b| b.0).collect::<Vec<_>>());
+        }
+        check_solutions(&spec, &p, sols)?;
+    }
+
+    /// HAS `unique`: each next solution is the best avoiding the values already used.
+    #[test]
+    fn unique_equals_brute_force(seed in any::<u64>(), k in 1usize..4) {
+        let spec = gen_spec(seed, 4, 6);
+        let p = build(&spec);
+        let opts = SolveOptions { solutions: k, unique: Unique::All, ..SolveOptions::default() };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let sols = out.solutions();
+        let mut excluded: Vec<(usize, u32)> = Vec::new();
+        for round in 0..k {
+            let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &excluded));
+            match (sols.get(round), all.first()) {
+                (Some(s), Some(b)) => {
+                    prop_assert!(close(s.score, b.0), "round {round}: {} vs {}", s.score, b.0);
+                    excluded.extend(s.values.iter().enumerate().map(|(x, v)| (x, v.0)));
+                }
+                (None, None) => break,
+                (s, b) => prop_assert!(false, "round {round}: solver {:?} brute {:?}", s, b),
+            }
+        }
+        check_solutions(&spec, &p, sols)?;
+    }
+
+    /// Under a node limit: anytime answers are still valid, and `optimal` is never claimed
+    /// unless the search completed.
+    #[test]
+    fn node_limit_is_anytime(seed in any::<u64>(), limit in 1u64..30) {
+        let spec = gen_spec(seed, 6, 8);
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions { node_limit: Some(limit), explain_node_limit: 50, ..SolveOptions::default() };
+        match p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))? {
+            Outcome::Solved { solutions, optimal, stats, .. } => {
+                check_solutions(&spec, &p, &solutions)?;
+                prop_assert_eq!(optimal, stats.stopped.is_none());
+                if optimal {
+                    prop_assert!(close(solutions[0].score, all[0].0));
+                }
+            }
+            Outcome::Stopped { stats, .. } => prop_assert!(stats.stopped.is_some()),
+            Outcome::Infeasible { explanation, .. } => {
+                prop_assert!(all.is_empty());
+                check_explanation(&spec, &explanation)?;
+            }
+        }
+    }
+}
