@@ -12,7 +12,7 @@ use crate::model::{
 };
 
 /// A loaded inventory document: candidates, named locations, licenses and an optional
-/// topology (kept raw until the topology loader is wired in).
+/// topology (loaded by `berth-topology`).
 ///
 /// Invariants: candidate ids are unique; every coordinate is in range; capacities and
 /// license counts are non-negative; CLLI codes are 8 letters or digits.
@@ -26,8 +26,8 @@ pub struct Inventory {
     pub clli_locations: BTreeMap<String, Coordinates>,
     /// Software id -> availability.
     pub licenses: BTreeMap<String, LicenseInfo>,
-    /// An inline topology document (a `berth-topology` document), unparsed.
-    pub topology: Option<Value>,
+    /// The inline topology (a `berth-topology` document), loaded and checked.
+    pub topology: Option<berth_topology::Topology>,
     /// Path of a topology document, relative to the inventory file; the caller reads it.
     pub topology_file: Option<String>,
     /// Warnings found while loading (the document had no errors).
@@ -85,6 +85,7 @@ impl Inventory {
     pub fn from_value(doc: &Value) -> Result<Self, InventoryError> {
         let mut cx = Cx {
             diags: Diagnostics::new(),
+            node_refs: Vec::new(),
         };
         let inv = cx.inventory(doc);
         let diagnostics = cx.diags;
@@ -112,6 +113,8 @@ pub fn is_clli(code: &str) -> bool {
 
 struct Cx {
     diags: Diagnostics,
+    /// Every candidate `topology_node`, checked against the inline topology once it is loaded.
+    node_refs: Vec<(Path, Pos, String)>,
 }
 
 impl Cx {
@@ -281,7 +284,26 @@ impl Cx {
                 .map(v, &root.key("topology"), "a topology document")
                 .is_some()
         {
-            inv.topology = Some(v.clone());
+            // Topology problems are reported under `topology.…` with the inventory's positions.
+            inv.topology = berth_topology::load_value(v, &root.key("topology"), &mut self.diags);
+            if inv.topology.is_none() && !self.diags.has_errors() {
+                self.error(
+                    &root.key("topology"),
+                    v.pos,
+                    "the topology document could not be loaded",
+                );
+            }
+        }
+        if let Some(topo) = &inv.topology {
+            for (path, pos, node) in std::mem::take(&mut self.node_refs) {
+                if topo.leaf(&node).is_none() && topo.location(&node).is_none() {
+                    self.error(
+                        &path,
+                        pos,
+                        format!("`{node}` is not a vertex of the inline topology; expected a leaf or location id"),
+                    );
+                }
+            }
         }
         if let Some((k, v)) = m.entry("topology_file") {
             let p = root.key("topology_file");
@@ -402,6 +424,10 @@ impl Cx {
         c.service_id = self.opt_text(m, "service_id", path);
         c.service_type = self.opt_text(m, "service_type", path);
         c.topology_node = self.opt_text(m, "topology_node", path);
+        if let (Some(node), Some(v)) = (&c.topology_node, m.get("topology_node")) {
+            self.node_refs
+                .push((path.key("topology_node"), v.pos, node.clone()));
+        }
         if let Some(cv) = m.get("cost") {
             let p = path.key("cost");
             c.cost = self.number(cv, &p);

@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use berth_doc::Value;
-
 use crate::error::InventoryError;
 use crate::filter::{DemandRequirement, Resolved, resolve_from};
 use crate::load::Inventory;
@@ -88,8 +86,8 @@ impl StaticProvider {
         self.inventory.candidates.values()
     }
 
-    /// The inline topology document, if any.
-    pub fn topology(&self) -> Option<&Value> {
+    /// The inline topology, if any.
+    pub fn topology(&self) -> Option<&berth_topology::Topology> {
         self.inventory.topology.as_ref()
     }
 

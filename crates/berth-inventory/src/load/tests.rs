@@ -81,7 +81,8 @@ extra: 1
             error: licenses.sw1.available (30:20): expected a non-negative integer count, found -1
             error: licenses.sw2 (31:8): missing `available`
             error: licenses.sw2.count (31:9): unknown key `count`; expected one of available
-            error: topology_file (33:1): both `topology` and `topology_file` given; expected at most one
+            error: topology (32:11): missing required key `location`
+            error: topology (32:11): missing required key `network`
             error: extra (34:1): unknown key `extra`; expected one of candidates, host_locations, clli_locations, licenses, topology, topology_file
         "#]],
     );
@@ -209,13 +210,60 @@ topology_file: dc.yaml
     assert!(inv.topology.is_none());
 }
 
+const TOPOLOGY: &str = "
+  levels: [site, host]
+  finer_than: [[host, site]]
+  dimensions: [vcpu]
+  location:
+    id: s1
+    level: site
+    children:
+      - {id: h1, level: host, capacity: {vcpu: 8}}
+      - {id: h2, level: host, capacity: {vcpu: 8}}
+  network:
+    id: tor
+    children: [{leaf: h1}, {leaf: h2}]
+";
+
 #[test]
-fn inline_topology_is_kept_raw() {
-    let inv = Inventory::parse("candidates: []\ntopology: {levels: [site, host]}\n").expect("ok");
-    let topo = inv.topology.expect("kept");
-    assert_eq!(
-        topo.to_json(),
-        serde_json::json!({"levels": ["site", "host"]})
+fn inline_topology_is_loaded_and_node_references_checked() {
+    let text = format!(
+        "candidates:\n  - {{candidate_id: a, inventory_type: cloud, topology_node: h1}}\n  - {{candidate_id: b, inventory_type: cloud, topology_node: s1}}\ntopology:{TOPOLOGY}"
+    );
+    let inv = Inventory::parse(&text).expect("valid");
+    let topo = inv.topology.as_ref().expect("loaded");
+    assert_eq!(topo.leaf_count(), 2);
+    let h1 = topo.leaf("h1").expect("h1");
+    let h2 = topo.leaf("h2").expect("h2");
+    assert_eq!(topo.hops(h1, h2), 2);
+
+    check_diags(
+        &format!(
+            "candidates:\n  - {{candidate_id: a, inventory_type: cloud, topology_node: h9}}\ntopology:{TOPOLOGY}"
+        ),
+        expect![[r#"
+            error: candidates[0].topology_node (2:61): `h9` is not a vertex of the inline topology; expected a leaf or location id
+        "#]],
+    );
+}
+
+#[test]
+fn inline_topology_problems_are_reported_under_its_key() {
+    let broken = TOPOLOGY.replace(
+        "level: host, capacity: {vcpu: 8}}\n      - {id: h2",
+        "level: rack, capacity: {vcpu: 8}}\n      - {id: h2",
+    );
+    let err = Inventory::parse(&format!("candidates: []\ntopology:{broken}")).expect_err("invalid");
+    let InventoryError::Invalid { diagnostics } = err else {
+        panic!("expected diagnostics, got {err}")
+    };
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.path.starts_with("topology.location")
+                && d.message.contains("rack")
+                && d.line > 0),
+        "{diagnostics:#?}"
     );
 }
 
