@@ -11,5 +11,9 @@ pub fn full_run() -> bool {
 
 /// `sizes` in a real run, only the first one in a smoke run.
 pub fn sizes<T: Copy>(sizes: &[T]) -> Vec<T> {
-    if full_run() { sizes.to_vec() } else { sizes.iter().take(1).copied().collect() }
+    if full_run() {
+        sizes.to_vec()
+    } else {
+        sizes.iter().take(1).copied().collect()
+    }
 }

@@ -1,3 +1,70 @@
-//! The `berth` command line.
+//! The `berth` command line: parse arguments, read files, call the libraries, set the exit code.
 
-fn main() {}
+mod assembly;
+mod input;
+mod place;
+mod solve;
+mod validate;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes shared by every command.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// A domain failure: invalid input, infeasible, conflict.
+    pub const DOMAIN: u8 = 1;
+    /// Usage or IO error.
+    pub const USAGE: u8 = 2;
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "berth", version, about = "Placement and reservation engine for telecom clouds")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check homing templates; print every diagnostic.
+    Validate(validate::Args),
+    /// Home a template's demands onto an inventory's candidates.
+    Solve(solve::Args),
+    /// Place a Heat template's resources onto a datacenter topology under its policies.
+    Place(place::Args),
+    /// Print the JSON Schema of the homing template format.
+    Schema,
+    /// TNC-O assembly descriptors: validate, plan.
+    #[command(subcommand)]
+    Assembly(assembly::Command),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Validate(args) => validate::run(&args),
+        Command::Solve(args) => solve::run(&args),
+        Command::Place(args) => place::run(&args),
+        Command::Assembly(cmd) => assembly::run(&cmd),
+        Command::Schema => {
+            let schema = berth_template::json_schema();
+            match serde_json::to_string_pretty(&schema) {
+                Ok(text) => {
+                    println!("{text}");
+                    Ok(exit::OK)
+                }
+                Err(e) => Err(anyhow::anyhow!("cannot render the schema: {e}")),
+            }
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("berth: {e:#}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}

@@ -1,1 +1,60 @@
-//! Engine: template + inventory to problem to plan
+//! The engine: a resolved homing template plus an inventory in, a plan (or an explanation)
+//! out. Pure: no IO, no async; the only time it reads is an injectable [`Clock`].
+//!
+//! Key types and functions:
+//! - [`plan`]`(template, provider, options)`: resolves each demand's requirements through the
+//!   [`berth_inventory::InventoryProvider`], lowers constraints and objective with
+//!   `berth-constraints`, solves with `berth-solver`, and reports a [`PlanOutcome`].
+//! - [`PlanOptions`]: number of plans (k best), time and node limits, HAS `unique`, latency
+//!   model, existing-placement bonus, service controllers, topology, clock.
+//! - [`PlanOutcome`]: serializes to exactly the `berth solve` JSON contract
+//!   `{status, optimal, message, solutions[{objective, placements}], triage, stats}`; status is
+//!   `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]).
+//! - [`EngineError`] with a neutral [`ErrorCode`] (invalid input, not found, infeasible,
+//!   unavailable, internal).
+//!
+//! Invariants:
+//! - Every plan satisfies every hard constraint (the solver checks complete assignments).
+//! - `optimal` is true only when the search completed: the plans are provably the best.
+//! - The triage names, for every demand, each removed candidate and the constraint (or
+//!   `inventory:...` filter, or `optimization` for candidates the objective cannot score)
+//!   that removed it; an infeasible outcome's message names the conflicting constraints.
+//! - Deterministic: same template, inventory and options (and a clock that does not cut the
+//!   search short), same outcome; all maps reaching output are ordered.
+//!
+//! ```
+//! use berth_engine::{FixedClock, PlanOptions, Status, plan};
+//! use berth_inventory::StaticProvider;
+//! use std::sync::Arc;
+//!
+//! let inventory = StaticProvider::parse("
+//! candidates:
+//!   - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10}
+//!   - {candidate_id: nyc, inventory_type: cloud, latitude: 40.7, longitude: -74.0, cost: 5}
+//! ")?;
+//! let template = berth_template::load("
+//! homing_template_version: 2017-10-10
+//! locations: {customer: {latitude: 32.8, longitude: -96.8}}
+//! demands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}
+//! optimization: {minimize: {sum: [{distance_between: [customer, vG]}]}}
+//! ", &Default::default()).expect("valid template");
+//! let opts = PlanOptions { clock: Some(Arc::new(FixedClock)), ..PlanOptions::default() };
+//! let outcome = plan(&template, &inventory, &opts)?;
+//! assert_eq!(outcome.status, Status::Solved);
+//! assert!(outcome.optimal);
+//! assert_eq!(outcome.solutions[0].placements["vG"]["candidate_id"], "dfw");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod options;
+mod outcome;
+mod plan;
+mod resolve;
+
+pub use berth_constraints::LatencyModel;
+pub use error::{EngineError, ErrorCode};
+pub use options::{Clock, FixedClock, PlanOptions, SystemClock};
+pub use outcome::{DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status};
+pub use plan::{candidate_json, plan};
+pub use resolve::removal_name;

@@ -1,0 +1,256 @@
+//! `berth solve`: home a template's demands onto an inventory and print the plan.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use berth_engine::{EngineError, ErrorCode, LatencyModel, PlanOptions, PlanOutcome, Status};
+use berth_inventory::{Inventory, InventoryError, StaticProvider};
+
+use crate::exit;
+use crate::input;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Template file (YAML or JSON).
+    template: PathBuf,
+    /// Inventory file (YAML or JSON): candidates, locations, licenses, optional topology.
+    #[arg(long, value_name = "FILE")]
+    inventory: PathBuf,
+    /// Override a parameter: `-p name=value` (value read as YAML: 250, true, [a, b], text).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE", value_parser = input::parse_param)]
+    params: Vec<(String, serde_json::Value)>,
+    /// How many plans, best first (HAS num_solution).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    solutions: u32,
+    /// Stop after this many seconds and print the best plan found (not proven optimal).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    time_limit: Option<Duration>,
+    /// Stop after this many search nodes (deterministic, unlike --time-limit).
+    #[arg(long, value_name = "N")]
+    node_limit: Option<u64>,
+    /// Stop at the first plan found (fast; not proven optimal).
+    #[arg(long)]
+    first: bool,
+    /// HAS `unique`: a candidate used in one plan is excluded from the next ones.
+    #[arg(long)]
+    unique: bool,
+    /// Latency model for network constraints without a topology path: ms per km.
+    #[arg(long, value_name = "MS", value_parser = parse_non_negative)]
+    latency_per_km: Option<f64>,
+    /// Objective bonus for keeping a demand on its existing placement.
+    #[arg(long, value_name = "BONUS", default_value_t = 0.0, value_parser = parse_non_negative)]
+    existing_bonus: f64,
+    /// Directory `get_file` paths are relative to (default: the template's directory).
+    #[arg(long, value_name = "DIR")]
+    files_dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Json,
+    Table,
+}
+
+fn parse_non_negative(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("expected a non-negative number, found `{s}`")),
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let x = parse_non_negative(s)?;
+    Duration::try_from_secs_f64(x).map_err(|e| format!("`{s}` is not a duration: {e}"))
+}
+
+pub fn run(args: &Args) -> Result<u8> {
+    let loaded = input::read_template(&args.template, args.files_dir.as_deref())?;
+    let opts = berth_template::LoadOptions {
+        parameters: input::params(&args.params),
+        files: loaded.files,
+        ..Default::default()
+    };
+    let analysis = berth_template::analyze(&loaded.text, &opts);
+    for d in &analysis.diagnostics {
+        eprintln!("{}: {}: {d}", args.template.display(), d.severity);
+    }
+    let Some(template) = analysis.template else {
+        let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
+        let e = EngineError::InvalidInput {
+            problems: vec![format!(
+                "template {} has {errors} error(s)",
+                args.template.display()
+            )],
+        };
+        return Ok(fail(args.format, &e));
+    };
+    let text = std::fs::read_to_string(&args.inventory)
+        .with_context(|| format!("cannot read inventory {}", args.inventory.display()))?;
+    let mut inventory = match Inventory::parse(&text) {
+        Ok(inv) => inv,
+        Err(e) => {
+            report_inventory_error(&args.inventory, &e);
+            let err = EngineError::InvalidInput {
+                problems: vec![format!("inventory {} is invalid", args.inventory.display())],
+            };
+            return Ok(fail(args.format, &err));
+        }
+    };
+    for w in &inventory.warnings {
+        eprintln!("{}: warning: {w}", args.inventory.display());
+    }
+    let topology = match load_topology(&args.inventory, &mut inventory)? {
+        Ok(t) => t,
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("{}: error: {p}", args.inventory.display());
+            }
+            return Ok(fail(args.format, &EngineError::InvalidInput { problems }));
+        }
+    };
+    let provider = StaticProvider::new(inventory);
+    let plan_opts = PlanOptions {
+        solutions: args.solutions as usize,
+        time_limit: args.time_limit,
+        node_limit: args.node_limit,
+        first_plan: args.first,
+        unique: args.unique,
+        latency: args.latency_per_km.map(LatencyModel::per_km),
+        existing_bonus: args.existing_bonus,
+        topology: topology.map(std::sync::Arc::new),
+        ..PlanOptions::default()
+    };
+    let result = {
+        let _spinner = Spinner::start();
+        berth_engine::plan(&template, &provider, &plan_opts)
+    };
+    match result {
+        Ok(outcome) => {
+            print(args.format, &outcome)?;
+            Ok(if outcome.status == Status::Solved {
+                exit::OK
+            } else {
+                exit::DOMAIN
+            })
+        }
+        Err(e) => Ok(fail(args.format, &e)),
+    }
+}
+
+/// Prints an error outcome (JSON on stdout, text on stderr) and picks the exit code.
+fn fail(format: Format, e: &EngineError) -> u8 {
+    match format {
+        Format::Json => {
+            let _ = emit(&format!("{}\n", PlanOutcome::from_error(e).to_json()));
+        }
+        Format::Table => eprintln!("berth: {e}"),
+    }
+    if e.code() == ErrorCode::Unavailable {
+        exit::USAGE
+    } else {
+        exit::DOMAIN
+    }
+}
+
+fn print(format: Format, outcome: &PlanOutcome) -> Result<()> {
+    let text = match format {
+        Format::Json => {
+            serde_json::to_string_pretty(outcome).context("cannot render the plan")? + "\n"
+        }
+        Format::Table => outcome.render_text(),
+    };
+    emit(&text)
+}
+
+/// Writes to stdout; a closed pipe (`berth solve ... | head`) is not an error.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write the plan")
+        }
+        _ => Ok(()),
+    }
+}
+
+fn report_inventory_error(path: &Path, e: &InventoryError) {
+    match e {
+        InventoryError::Invalid { diagnostics } => {
+            for d in diagnostics {
+                eprintln!("{}: {}: {d}", path.display(), d.severity);
+            }
+        }
+        other => eprintln!("{}: error: {other}", path.display()),
+    }
+}
+
+/// The inventory's topology: inline (already loaded with the inventory), or `topology_file`
+/// read relative to the inventory. IO errors are `Err` (exit 2); an invalid topology file is
+/// `Ok(Err(problems))` (exit 1).
+fn load_topology(
+    path: &Path,
+    inv: &mut Inventory,
+) -> Result<Result<Option<berth_topology::Topology>, Vec<String>>> {
+    if let Some(t) = inv.topology.take() {
+        return Ok(Ok(Some(t)));
+    }
+    let Some(file) = &inv.topology_file else {
+        return Ok(Ok(None));
+    };
+    let full = path.parent().unwrap_or(Path::new("")).join(file);
+    let text = std::fs::read_to_string(&full)
+        .with_context(|| format!("cannot read topology {}", full.display()))?;
+    Ok(berth_topology::load(&text)
+        .map(Some)
+        .map_err(|e| vec![format!("topology {}: {e}", full.display())]))
+}
+
+/// A spinner on stderr for solves that take over a second, only when stderr is a terminal.
+struct Spinner {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start() -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner {
+                stop: None,
+                thread: None,
+            };
+        }
+        let (tx, rx) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            if rx.recv_timeout(Duration::from_secs(1)) != Err(mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_message("solving");
+            bar.enable_steady_tick(Duration::from_millis(100));
+            let _ = rx.recv();
+            bar.finish_and_clear();
+        });
+        Spinner {
+            stop: Some(tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! `berth` CLI integration tests, driving the built binary.
+
+mod solve;
+mod validate;

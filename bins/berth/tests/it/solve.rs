@@ -1,0 +1,249 @@
+//! `berth solve` driven as a user would: exit codes, JSON contract, table output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn berth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_berth"))
+        .args(args)
+        .output()
+        .expect("run berth")
+}
+
+fn repo(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+fn keys(v: &serde_json::Value) -> Vec<&str> {
+    v.as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+fn counterexample() -> [String; 3] {
+    [
+        repo("examples/templates/has_counterexample.yaml"),
+        "--inventory".to_owned(),
+        repo("crates/berth-engine/tests/fixtures/has_counterexample_inventory.yaml"),
+    ]
+}
+
+#[test]
+fn has_counterexample_finds_222_km() {
+    let [t, flag, inv] = counterexample();
+    let o = berth(&["solve", &t, &flag, &inv, "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    assert_eq!(v["status"], "solved");
+    assert_eq!(v["optimal"], true);
+    let objective = v["solutions"][0]["objective"].as_f64().expect("objective");
+    assert!((objective - 222.0).abs() < 1e-6, "{objective}");
+    assert_eq!(
+        v["solutions"][0]["placements"]["vGMuxInfra"]["candidate_id"],
+        "mux-y"
+    );
+    assert_eq!(
+        v["solutions"][0]["placements"]["vG"]["candidate_id"],
+        "vg-y"
+    );
+}
+
+#[test]
+fn json_shape_is_the_contract() {
+    let o = berth(&[
+        "solve",
+        &repo("examples/templates/vcpe.yaml"),
+        "--inventory",
+        &repo("examples/inventory.yaml"),
+        "--format",
+        "json",
+        "--solutions",
+        "2",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    assert_eq!(
+        keys(&v),
+        [
+            "status",
+            "optimal",
+            "message",
+            "solutions",
+            "triage",
+            "stats"
+        ]
+    );
+    assert_eq!(v["solutions"].as_array().map(Vec::len), Some(2));
+    let s = &v["solutions"][0];
+    assert_eq!(keys(s), ["objective", "placements"]);
+    assert_eq!(keys(&s["placements"]), ["vGMuxInfra", "vG"]);
+    assert_eq!(keys(&s["placements"]["vG"])[0], "candidate_id");
+    assert!(s["placements"]["vG"]["latitude"].is_number());
+    assert!(v["solutions"][0]["objective"].as_f64() <= v["solutions"][1]["objective"].as_f64());
+    assert_eq!(keys(&v["triage"]["vG"]), ["candidates", "removed"]);
+    assert_eq!(v["triage"]["vG"]["candidates"], 38);
+    assert_eq!(v["triage"]["vG"]["removed"]["lon1"], "distance_vg");
+    assert_eq!(keys(&v["stats"]), ["nodes", "elapsed_ms"]);
+    assert!(v["stats"]["nodes"].as_u64().is_some());
+}
+
+#[test]
+fn infeasible_exits_1_and_names_the_constraints() {
+    let o = berth(&[
+        "solve",
+        &repo("examples/templates/vcpe.yaml"),
+        "--inventory",
+        &repo("examples/inventory.yaml"),
+        "-p",
+        "mux_max_distance=< 0 km",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["status"], "not found");
+    assert_eq!(v["optimal"], false);
+    let msg = v["message"].as_str().expect("message");
+    assert!(msg.contains("distance_vgmux"), "{msg}");
+    assert_eq!(v["solutions"], serde_json::json!([]));
+    assert_eq!(
+        v["triage"]["vGMuxInfra"]["removed"]["dfw2"],
+        "distance_vgmux"
+    );
+}
+
+#[test]
+fn invalid_template_exits_1_with_diagnostics() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t: PathBuf = dir.path().join("bad.yaml");
+    std::fs::write(&t, "homing_template_version: 2017-10-10\ndemands:\n  vG: [{inventory_provider: aai, inventory_type: clowd}]\n").expect("write");
+    let o = berth(&[
+        "solve",
+        &t.display().to_string(),
+        "--inventory",
+        &repo("examples/inventory.yaml"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("error") && stderr.contains("clowd"),
+        "{stderr}"
+    );
+    let v = json(&o);
+    assert_eq!(v["status"], "error");
+    assert_eq!(
+        keys(&v),
+        [
+            "status",
+            "optimal",
+            "message",
+            "solutions",
+            "triage",
+            "stats"
+        ]
+    );
+}
+
+#[test]
+fn invalid_inventory_exits_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inv = dir.path().join("inv.yaml");
+    std::fs::write(
+        &inv,
+        "candidates:\n  - {candidate_id: x, inventory_type: cloud, latitude: 123}\n",
+    )
+    .expect("write");
+    let [t, ..] = counterexample();
+    let o = berth(&["solve", &t, "--inventory", &inv.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("latitude"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let [t, flag, inv] = counterexample();
+    assert_eq!(
+        berth(&["solve", &t, &flag, "/nonexistent/inventory.yaml"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        berth(&["solve", "/nonexistent/template.yaml", &flag, &inv])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        berth(&["solve", &t, &flag, &inv, "--solutions", "0"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        berth(&["solve", &t, &flag, &inv, "--time-limit", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(berth(&["solve", &t]).status.code(), Some(2));
+}
+
+#[test]
+fn table_output_and_limits() {
+    let [t, flag, inv] = counterexample();
+    let o = berth(&["solve", &t, &flag, &inv, "--time-limit", "30"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("status: solved (optimal)\n"), "{out}");
+    assert!(out.contains("vGMuxInfra  mux-y"), "{out}");
+    // Not a terminal: no spinner on stderr.
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = berth(&[
+        "solve",
+        &t,
+        &flag,
+        &inv,
+        "--node-limit",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let v = json(&o);
+    assert_eq!(v["optimal"], false);
+}

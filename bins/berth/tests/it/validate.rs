@@ -1,0 +1,227 @@
+//! `berth validate`, `berth schema` and `berth assembly` driven as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn berth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_berth"))
+        .args(args)
+        .output()
+        .expect("run berth")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn example_templates() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("examples/templates"))
+        .expect("examples/templates")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_example_template_is_valid() {
+    let files = example_templates();
+    assert!(
+        files.len() >= 3,
+        "expected the bundled examples, found {files:?}"
+    );
+    for f in files {
+        let out = berth(&["validate", f.to_str().expect("utf-8 path")]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            f.display(),
+            stdout(&out)
+        );
+        assert!(stdout(&out).contains(": valid"), "{}", stdout(&out));
+    }
+}
+
+const BROKEN: &str = "homing_template_version: 2017-10-10
+demands:
+  vG:
+    - inventory_provider: aai
+      inventory_type: cloud
+constraints:
+  too_far:
+    type: distance_to_location
+    demands: [vG, ghost]
+    properties:
+      distance: < 250 kms
+      location: nowhere
+";
+
+#[test]
+fn invalid_template_lists_every_problem_with_positions_and_exits_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(&path, BROKEN).expect("write");
+    let out = berth(&["validate", path.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    // Three independent problems, each with its field path and line:column.
+    assert!(
+        text.contains("constraints.too_far.demands[1] (9:"),
+        "{text}"
+    );
+    assert!(text.contains("ghost"), "{text}");
+    assert!(
+        text.contains("constraints.too_far.properties.distance (11:"),
+        "{text}"
+    );
+    assert!(text.contains("kms"), "{text}");
+    assert!(
+        text.contains("constraints.too_far.properties.location (12:"),
+        "{text}"
+    );
+    assert!(text.contains("nowhere"), "{text}");
+
+    let out = berth(&[
+        "validate",
+        "--format",
+        "json",
+        path.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json output");
+    assert_eq!(json["valid"], false);
+    let diags = json["diagnostics"].as_array().expect("diagnostics");
+    assert!(diags.len() >= 3, "{json}");
+    for d in diags {
+        for key in ["severity", "path", "line", "column", "message"] {
+            assert!(d.get(key).is_some(), "missing {key} in {d}");
+        }
+    }
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    assert_eq!(
+        berth(&["validate", "/nonexistent/template.yaml"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(berth(&["validate"]).status.code(), Some(2));
+    assert_eq!(
+        berth(&["validate", "-p", "novalue", "x.yaml"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(berth(&["no-such-command"]).status.code(), Some(2));
+}
+
+#[test]
+fn parameters_override_and_files_are_read_relative_to_the_template() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        "homing_template_version: 2017-10-10
+parameters:
+  max_km: 100
+locations:
+  customer_loc: {latitude: 32.89, longitude: -97.04}
+demands:
+  vG:
+    - inventory_provider: aai
+      inventory_type: cloud
+constraints:
+  version:
+    type: attribute
+    demands: vG
+    properties:
+      evaluate:
+        cloud_region_version: {get_file: version.txt}
+  near:
+    type: distance_to_location
+    demands: vG
+    properties:
+      distance: {get_param: max_km}
+      location: customer_loc
+",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("version.txt"), "1.1").expect("write");
+    let t = dir.path().join("t.yaml");
+    let out = berth(&[
+        "validate",
+        "-p",
+        "max_km=250",
+        t.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    std::fs::remove_file(dir.path().join("version.txt")).expect("remove");
+    let out = berth(&["validate", t.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("version.txt"), "{}", stdout(&out));
+}
+
+#[test]
+fn schema_is_a_json_schema_document() {
+    let out = berth(&["schema"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert!(
+        json["$schema"]
+            .as_str()
+            .is_some_and(|s| s.contains("json-schema.org")),
+        "{json}"
+    );
+    assert!(json["properties"]["demands"].is_object(), "{json}");
+}
+
+#[test]
+fn assembly_examples_validate_and_plan() {
+    let streamer_request = [
+        "deploymentLocation=dfw1",
+        "resourceManager=openstack",
+        "tenant_key_name=key1",
+        "management-network-name=mgmt",
+        "public-network-name=public",
+    ];
+    for (name, request) in [
+        ("h_bta.yaml", &[][..]),
+        ("streamer_cluster.yaml", &streamer_request[..]),
+    ] {
+        let f = repo().join("examples/assemblies").join(name);
+        let f = f.to_str().expect("utf-8 path");
+        let out = berth(&["assembly", "validate", f]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stdout(&out));
+        let mut args = vec!["assembly", "plan", "--format", "json", f];
+        for p in request {
+            args.extend(["-p", p]);
+        }
+        let out = berth(&args);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stdout(&out));
+        let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json plan");
+        assert!(
+            plan["lifecycle"].as_array().is_some_and(|l| !l.is_empty()),
+            "{plan}"
+        );
+    }
+    // Without its request the streamer cannot be planned: every missing property is named.
+    let f = repo().join("examples/assemblies/streamer_cluster.yaml");
+    let out = berth(&["assembly", "plan", f.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    for p in ["deploymentLocation", "resourceManager", "tenant_key_name"] {
+        assert!(stdout(&out).contains(p), "{}", stdout(&out));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "name: not-an-assembly-name\ncomposition: 7\n").expect("write");
+    let out = berth(&["assembly", "validate", bad.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+}

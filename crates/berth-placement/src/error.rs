@@ -1,0 +1,46 @@
+//! `PlacementError`, the crate's one error type.
+
+use std::fmt;
+
+use berth_doc::Diagnostic;
+
+/// One reason a template cannot be placed on a topology (before any search).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// What it is about: `resources.NAME`, a policy's field path, `catalog.licenses.X`.
+    pub subject: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.subject, self.message)
+    }
+}
+
+/// Why a placement could not be attempted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlacementError {
+    /// The template does not fit the topology (unknown flavor, unknown level, …); all problems.
+    #[error("template cannot be placed on this topology ({} problems): {}", problems.len(), join(problems))]
+    Invalid {
+        /// Every problem, in template order.
+        problems: Vec<Problem>,
+    },
+    /// The catalog side file is invalid; every diagnostic with path and line:column.
+    #[error("invalid placement catalog ({} diagnostics): {}", diagnostics.len(), join(diagnostics))]
+    Catalog {
+        /// All diagnostics.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+fn join<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,0 +1,719 @@
+//! The placement instance: items with demand vectors, compiled rules, licenses, and the
+//! translation of a Heat template's policy applications onto a topology.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use berth_heat::{PolicyKind, ResourceKind, Subject, Template};
+use berth_topology::{LeafId, LevelId, Topology};
+
+use crate::catalog::Catalog;
+use crate::error::{PlacementError, Problem};
+
+/// An item to place (a server or a volume), by position in [`Instance::items`].
+pub type ItemId = u32;
+
+/// Something placed on one leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// Resource name.
+    pub name: String,
+    /// Demand vector, one entry per topology dimension.
+    pub demand: Vec<i64>,
+    /// A storage volume (for `OS::VolExclusive`).
+    pub volume: bool,
+    /// Must be placed on this leaf (a `OS::VolNotMoved` volume with a current location).
+    pub fixed: Option<LeafId>,
+    /// False for `OS::VolNotMoved` volumes: once placed, never moved.
+    pub movable: bool,
+    /// Licensed products running on it (indexes into [`Instance::licenses`]).
+    pub licenses: Vec<u32>,
+}
+
+/// What a compiled rule requires.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RuleKind {
+    /// Anti-collocation at `level` of every pair of items from different parts.
+    Spread {
+        /// Location level.
+        level: LevelId,
+        /// Disjoint, non-empty parts.
+        parts: Vec<Vec<ItemId>>,
+    },
+    /// Collocation at `level` of every pair of items from different parts.
+    Together {
+        /// Location level.
+        level: LevelId,
+        /// Disjoint, non-empty parts.
+        parts: Vec<Vec<ItemId>>,
+    },
+    /// LLMN anti-collocation over `members`.
+    Llmn {
+        /// Coarse level.
+        l1: LevelId,
+        /// Fine level.
+        l2: LevelId,
+        /// Least number of level-`l1` vertices (already capped at the member count).
+        n: u32,
+        /// Most members per level-`l1` vertex: `ceil(M / n)`.
+        cap: u32,
+        /// The members.
+        members: Vec<ItemId>,
+    },
+    /// The pair is anti-collocated (`same = false`) or collocated (`same = true`) at `level`.
+    Pair {
+        /// First item.
+        a: ItemId,
+        /// Second item.
+        b: ItemId,
+        /// Location level.
+        level: LevelId,
+        /// Collocation rather than anti-collocation.
+        same: bool,
+    },
+    /// At most `hops` network edges between the pair.
+    MaxHops {
+        /// First item.
+        a: ItemId,
+        /// Second item.
+        b: ItemId,
+        /// Largest hop count.
+        hops: u32,
+    },
+    /// `mbps` reserved on every network edge between the pair.
+    Bandwidth {
+        /// First item.
+        a: ItemId,
+        /// Second item.
+        b: ItemId,
+        /// Mbit/s each direction.
+        mbps: u64,
+    },
+    /// The volume is the only volume on its leaf.
+    VolExclusive {
+        /// The volume.
+        item: ItemId,
+    },
+}
+
+/// A rule with its hardness and the policy it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    /// What it requires.
+    pub kind: RuleKind,
+    /// Hard (required) or soft (penalised).
+    pub hard: bool,
+    /// Penalty per unit of violation of a soft rule.
+    pub weight: f64,
+    /// Index into [`Instance::policies`].
+    pub policy: u32,
+}
+
+/// Where a rule came from, for reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyLabel {
+    /// Policy type name.
+    pub type_name: String,
+    /// Metadata description or field path.
+    pub label: String,
+    /// Field path in the template.
+    pub path: String,
+}
+
+/// A connectivity requirement recorded for the network layer (reachability, endpoints).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Connectivity {
+    /// Policy type name.
+    pub type_name: String,
+    /// Initiator side (resource names or an external id).
+    pub from: Vec<String>,
+    /// Other side.
+    pub to: Vec<String>,
+    /// Protocols allowed (empty = all for reachability).
+    pub protocols: Vec<String>,
+    /// `protocol/port` endpoints.
+    pub endpoints: Vec<String>,
+    /// Symmetric (reachability) or not.
+    pub symmetric: bool,
+}
+
+/// A licensed product and its charge on each leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct License {
+    /// `catalog/product`.
+    pub name: String,
+    /// Charge per leaf that runs it (index = leaf).
+    pub charge: Vec<f64>,
+}
+
+/// A compiled placement problem over one topology.
+///
+/// Invariants: every item's demand has one entry per topology dimension; rule item ids index
+/// `items`; `item_rules[i]` lists the rules naming item `i`; spread/together parts are
+/// disjoint.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub(crate) topo: Arc<Topology>,
+    pub(crate) items: Vec<Item>,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) policies: Vec<PolicyLabel>,
+    pub(crate) licenses: Vec<License>,
+    pub(crate) connectivity: Vec<Connectivity>,
+    pub(crate) item_rules: Vec<Vec<u32>>,
+    /// Part of each item in each spread/together rule: `(rule, item) -> part`.
+    pub(crate) part: HashMap<(u32, ItemId), u32>,
+    pub(crate) dims: usize,
+}
+
+impl Instance {
+    /// Builds an instance from items and rules (checked: ids in range, vectors of the right
+    /// length, levels of the topology).
+    ///
+    /// # Errors
+    /// [`PlacementError::Invalid`] listing every problem.
+    pub fn new(
+        topo: Arc<Topology>,
+        items: Vec<Item>,
+        rules: Vec<Rule>,
+        policies: Vec<PolicyLabel>,
+        licenses: Vec<License>,
+    ) -> Result<Instance, PlacementError> {
+        let dims = topo.dimensions().len();
+        let mut problems = Vec::new();
+        let n = items.len() as u32;
+        for it in &items {
+            if it.demand.len() != dims || it.demand.iter().any(|&d| d < 0) {
+                problems.push(Problem {
+                    subject: format!("resources.{}", it.name),
+                    message: format!(
+                        "demand vector {:?}; expected {dims} non-negative integers",
+                        it.demand
+                    ),
+                });
+            }
+            if it.licenses.iter().any(|&l| l as usize >= licenses.len()) {
+                problems.push(Problem {
+                    subject: format!("resources.{}", it.name),
+                    message: "license index out of range; expected an index into the license table"
+                        .into(),
+                });
+            }
+        }
+        let levels = topo.levels().len();
+        let mut item_rules = vec![Vec::new(); items.len()];
+        let mut part = HashMap::new();
+        for (r, rule) in rules.iter().enumerate() {
+            let r32 = r as u32;
+            let mut named: Vec<ItemId> = Vec::new();
+            let mut lvls: Vec<LevelId> = Vec::new();
+            match &rule.kind {
+                RuleKind::Spread { level, parts } | RuleKind::Together { level, parts } => {
+                    lvls.push(*level);
+                    for (p, list) in parts.iter().enumerate() {
+                        for &i in list {
+                            if part.insert((r32, i), p as u32).is_some() {
+                                problems.push(Problem {
+                                    subject: format!("rule {r}"),
+                                    message: format!(
+                                        "item {i} is in two parts; expected disjoint parts"
+                                    ),
+                                });
+                            }
+                            named.push(i);
+                        }
+                    }
+                }
+                RuleKind::Llmn {
+                    l1, l2, members, ..
+                } => {
+                    lvls.extend([*l1, *l2]);
+                    named.extend(members);
+                }
+                RuleKind::Pair { a, b, level, .. } => {
+                    lvls.push(*level);
+                    named.extend([*a, *b]);
+                }
+                RuleKind::MaxHops { a, b, .. } | RuleKind::Bandwidth { a, b, .. } => {
+                    named.extend([*a, *b])
+                }
+                RuleKind::VolExclusive { item } => {
+                    named.push(*item);
+                    if items.get(*item as usize).is_some_and(|it| !it.volume) {
+                        problems.push(Problem {
+                            subject: format!("rule {r}"),
+                            message: format!(
+                                "item {item} is exclusive but not a volume; expected a volume"
+                            ),
+                        });
+                    }
+                }
+            }
+            if lvls.iter().any(|l| l.index() >= levels)
+                || rule.policy as usize >= policies.len().max(1)
+            {
+                problems.push(Problem {
+                    subject: format!("rule {r}"),
+                    message: "level or policy out of range; expected ids of this topology and policy table".into(),
+                });
+            }
+            if !(rule.weight.is_finite() && rule.weight >= 0.0) {
+                problems.push(Problem {
+                    subject: format!("rule {r}"),
+                    message: format!("weight {}; expected a non-negative number", rule.weight),
+                });
+            }
+            named.sort_unstable();
+            named.dedup();
+            for i in named {
+                match item_rules.get_mut(i as usize) {
+                    Some(list) => list.push(r32),
+                    None => problems.push(Problem {
+                        subject: format!("rule {r}"),
+                        message: format!("item {i} does not exist; expected 0..{n}"),
+                    }),
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(PlacementError::Invalid { problems });
+        }
+        Ok(Instance {
+            topo,
+            items,
+            rules,
+            policies,
+            licenses,
+            connectivity: Vec::new(),
+            item_rules,
+            part,
+            dims,
+        })
+    }
+
+    /// Compiles a template onto a topology: demand vectors from flavors (topology table, then
+    /// the catalog), rules from the policy applications, licenses from the catalog.
+    /// `current` gives the present leaf of resources already placed (`OS::VolNotMoved`
+    /// volumes stay there).
+    ///
+    /// # Errors
+    /// [`PlacementError::Invalid`] with every problem: unknown flavor or level, a volume
+    /// dimension the topology lacks, an unknown current leaf.
+    pub fn from_template(
+        template: &Template,
+        topo: Arc<Topology>,
+        catalog: &Catalog,
+        current: &BTreeMap<String, String>,
+    ) -> Result<Instance, PlacementError> {
+        let dims = topo.dimensions().len();
+        let mut problems = Vec::new();
+        let mut items: Vec<Item> = Vec::new();
+        let mut of_resource: HashMap<u32, ItemId> = HashMap::new();
+        let vol_dim_name = catalog.volume_dimension.as_deref().unwrap_or("disk_gib");
+        for (ri, r) in template.resources.values().enumerate() {
+            let subject = format!("resources.{}", r.name);
+            let demand = match &r.kind {
+                ResourceKind::Server { flavor } => match topo.flavor(flavor) {
+                    Some(v) => Some(v.to_vec()),
+                    None => match catalog.flavors.get(flavor) {
+                        Some(map) => {
+                            let mut v = vec![0; dims];
+                            for (d, a) in map {
+                                match topo.dimension(d) {
+                                    Some(id) => v[id.index()] = *a,
+                                    None => problems.push(Problem {
+                                        subject: format!("catalog.flavors.{flavor}.{d}"),
+                                        message: format!(
+                                            "unknown dimension `{d}`; expected one of {}",
+                                            topo.dimensions().join(", ")
+                                        ),
+                                    }),
+                                }
+                            }
+                            Some(v)
+                        }
+                        None => {
+                            let mut known: Vec<String> =
+                                topo.flavors().map(|(n, _)| n.to_owned()).collect();
+                            known.extend(catalog.flavors.keys().cloned());
+                            known.sort();
+                            problems.push(Problem {
+                                subject: subject.clone(),
+                                message: format!(
+                                    "unknown flavor `{flavor}`; expected one of {}",
+                                    known.join(", ")
+                                ),
+                            });
+                            None
+                        }
+                    },
+                },
+                ResourceKind::Volume { size_gib } => match topo.dimension(vol_dim_name) {
+                    Some(d) => {
+                        let mut v = vec![0; dims];
+                        v[d.index()] = *size_gib;
+                        Some(v)
+                    }
+                    None => {
+                        problems.push(Problem {
+                            subject: subject.clone(),
+                            message: format!(
+                                "volumes consume dimension `{vol_dim_name}`, which the topology lacks; expected one of {}",
+                                topo.dimensions().join(", ")
+                            ),
+                        });
+                        None
+                    }
+                },
+                _ => None,
+            };
+            if let Some(demand) = demand {
+                of_resource.insert(ri as u32, items.len() as ItemId);
+                items.push(Item {
+                    name: r.name.clone(),
+                    demand,
+                    volume: matches!(r.kind, ResourceKind::Volume { .. }),
+                    fixed: None,
+                    movable: true,
+                    licenses: Vec::new(),
+                });
+            }
+        }
+        for (name, leaf) in current {
+            let Some(item) = items.iter().position(|i| &i.name == name) else {
+                problems.push(Problem {
+                    subject: format!("current.{name}"),
+                    message: "not a server or volume of the template; expected a placed resource"
+                        .into(),
+                });
+                continue;
+            };
+            if topo.leaf(leaf).is_none() {
+                problems.push(Problem {
+                    subject: format!("current.{name}"),
+                    message: format!("unknown leaf `{leaf}`; expected a leaf of the topology"),
+                });
+            }
+            let _ = item;
+        }
+
+        let level = |name: &str, path: &str, problems: &mut Vec<Problem>| -> Option<LevelId> {
+            let l = topo.level(name);
+            if l.is_none() {
+                let known: Vec<&str> = topo
+                    .levels()
+                    .iter()
+                    .map(|l| topo.levels().name(l))
+                    .collect();
+                problems.push(Problem {
+                    subject: path.to_owned(),
+                    message: format!(
+                        "unknown level `{name}`; expected one of {}",
+                        known.join(", ")
+                    ),
+                });
+            }
+            l
+        };
+        let mut policies: Vec<PolicyLabel> = template
+            .policies
+            .iter()
+            .map(|p| PolicyLabel {
+                type_name: p.kind.type_name().to_owned(),
+                label: p.label(),
+                path: p.path.clone(),
+            })
+            .collect();
+        if policies.is_empty() {
+            policies.push(PolicyLabel {
+                type_name: String::new(),
+                label: String::new(),
+                path: String::new(),
+            });
+        }
+        // Levels are checked once per policy, whether or not it applies to anything.
+        let mut levels: Vec<Vec<Option<LevelId>>> = Vec::with_capacity(template.policies.len());
+        for p in &template.policies {
+            let names: Vec<&str> = match &p.kind {
+                PolicyKind::CoLocation { level } | PolicyKind::AntiCoLocation { level } => {
+                    vec![level]
+                }
+                PolicyKind::Llmn { l1, l2, .. } => vec![l1, l2],
+                _ => Vec::new(),
+            };
+            levels.push(
+                names
+                    .iter()
+                    .map(|n| level(n, &p.path, &mut problems))
+                    .collect(),
+            );
+        }
+        let mut license_index: BTreeMap<String, u32> = BTreeMap::new();
+        let mut licenses: Vec<License> = Vec::new();
+        let mut rules = Vec::new();
+        let mut connectivity = Vec::new();
+        let map = |ids: &[berth_heat::ResourceId]| -> Vec<ItemId> {
+            ids.iter()
+                .filter_map(|r| of_resource.get(&r.0).copied())
+                .collect()
+        };
+        let rname = |ids: &[berth_heat::ResourceId]| -> Vec<String> {
+            ids.iter()
+                .filter_map(|r| template.resource(*r).map(|x| x.name.clone()))
+                .collect()
+        };
+        for app in template.applications() {
+            let Some(p) = template.policy(app.policy) else {
+                continue;
+            };
+            let lv = levels.get(app.policy.index()).cloned().unwrap_or_default();
+            let base = |kind: RuleKind| Rule {
+                kind,
+                hard: p.hard,
+                weight: p.weight,
+                policy: app.policy.0,
+            };
+            let pairs = |subject: &Subject| -> Vec<(ItemId, ItemId)> {
+                let mut out = Vec::new();
+                match subject {
+                    Subject::Across(parts) => {
+                        let parts: Vec<Vec<ItemId>> = parts.iter().map(|x| map(x)).collect();
+                        for (i, a) in parts.iter().enumerate() {
+                            for b in &parts[i + 1..] {
+                                for &x in a {
+                                    for &y in b {
+                                        out.push((x, y));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Subject::Between(a, b) => {
+                        for &x in &map(a) {
+                            for &y in &map(b) {
+                                if x != y && !out.contains(&(y, x)) {
+                                    out.push((x, y));
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                out
+            };
+            match (&p.kind, &app.subject) {
+                (PolicyKind::CoLocation { .. } | PolicyKind::AntiCoLocation { .. }, subject) => {
+                    let Some(Some(level)) = lv.first().copied() else {
+                        continue;
+                    };
+                    let same = matches!(p.kind, PolicyKind::CoLocation { .. });
+                    match subject {
+                        Subject::Across(parts) => {
+                            let parts: Vec<Vec<ItemId>> = parts
+                                .iter()
+                                .map(|x| map(x))
+                                .filter(|x| !x.is_empty())
+                                .collect();
+                            if parts.len() >= 2 {
+                                rules.push(base(if same {
+                                    RuleKind::Together { level, parts }
+                                } else {
+                                    RuleKind::Spread { level, parts }
+                                }));
+                            }
+                        }
+                        _ => {
+                            for (a, b) in pairs(subject) {
+                                rules.push(base(RuleKind::Pair { a, b, level, same }));
+                            }
+                        }
+                    }
+                }
+                (PolicyKind::Llmn { n, .. }, Subject::Members(m)) => {
+                    let (Some(Some(l1)), Some(Some(l2))) =
+                        (lv.first().copied(), lv.get(1).copied())
+                    else {
+                        continue;
+                    };
+                    let members = map(m);
+                    let count = members.len() as u32;
+                    if count == 0 {
+                        continue;
+                    }
+                    let n = (*n).min(count).max(1);
+                    rules.push(base(RuleKind::Llmn {
+                        l1,
+                        l2,
+                        n,
+                        cap: count.div_ceil(n),
+                        members,
+                    }));
+                }
+                (PolicyKind::NetMaxHops { hops }, subject) => {
+                    for (a, b) in pairs(subject) {
+                        rules.push(base(RuleKind::MaxHops { a, b, hops: *hops }));
+                    }
+                }
+                (PolicyKind::NetBandwidth { bytes_per_second }, subject) => {
+                    let mbps = bytes_per_second.saturating_mul(8).div_ceil(1_000_000);
+                    for (a, b) in pairs(subject) {
+                        rules.push(base(RuleKind::Bandwidth { a, b, mbps }));
+                    }
+                }
+                (PolicyKind::VolExclusive, Subject::One(r)) => {
+                    if let Some(&item) = of_resource.get(&r.0) {
+                        rules.push(base(RuleKind::VolExclusive { item }));
+                    }
+                }
+                (PolicyKind::VolNotMoved, Subject::One(r)) => {
+                    if let Some(&item) = of_resource.get(&r.0)
+                        && let Some(it) = items.get_mut(item as usize)
+                    {
+                        it.movable = false;
+                        it.fixed = current.get(&it.name).and_then(|l| topo.leaf(l));
+                    }
+                }
+                (
+                    PolicyKind::LicensedProduct {
+                        catalog: c,
+                        product,
+                    },
+                    Subject::One(r),
+                ) => {
+                    let name = format!("{c}/{product}");
+                    let idx = *license_index.entry(name.clone()).or_insert_with(|| {
+                        licenses.push(License {
+                            charge: topo
+                                .leaves()
+                                .map(|l| catalog.charge(&name, topo.leaf_machine_type(l)))
+                                .collect(),
+                            name: name.clone(),
+                        });
+                        licenses.len() as u32 - 1
+                    });
+                    if let Some(&item) = of_resource.get(&r.0)
+                        && let Some(it) = items.get_mut(item as usize)
+                        && !it.licenses.contains(&idx)
+                    {
+                        it.licenses.push(idx);
+                    }
+                }
+                (PolicyKind::NetReachability | PolicyKind::NetEndpointAccess { .. }, subject) => {
+                    let (from, to) = match subject {
+                        Subject::Across(parts) => {
+                            let mut it = parts.iter();
+                            let from = it.next().map(|x| rname(x)).unwrap_or_default();
+                            let to: Vec<String> = it.flat_map(|x| rname(x)).collect();
+                            (from, to)
+                        }
+                        Subject::Between(a, b) => (rname(a), rname(b)),
+                        Subject::External(a, rid) => (rname(a), vec![rid.clone()]),
+                        _ => continue,
+                    };
+                    let (protocols, endpoints) = match &p.kind {
+                        PolicyKind::NetEndpointAccess {
+                            protocols,
+                            endpoints,
+                        } => (
+                            protocols.clone(),
+                            endpoints.iter().map(|(p, n)| format!("{p}/{n}")).collect(),
+                        ),
+                        _ => (Vec::new(), Vec::new()),
+                    };
+                    connectivity.push(Connectivity {
+                        type_name: p.kind.type_name().to_owned(),
+                        from,
+                        to,
+                        protocols,
+                        endpoints,
+                        symmetric: matches!(p.kind, PolicyKind::NetReachability),
+                    });
+                }
+                _ => {}
+            }
+        }
+        if !problems.is_empty() {
+            return Err(PlacementError::Invalid { problems });
+        }
+        let mut inst = Instance::new(topo, items, rules, policies, licenses)?;
+        inst.connectivity = connectivity;
+        Ok(inst)
+    }
+
+    /// The topology.
+    #[must_use]
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The items in order.
+    #[must_use]
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// The compiled rules.
+    #[must_use]
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Policy labels (rules point into this table).
+    #[must_use]
+    pub fn policies(&self) -> &[PolicyLabel] {
+        &self.policies
+    }
+
+    /// Licensed products.
+    #[must_use]
+    pub fn licenses(&self) -> &[License] {
+        &self.licenses
+    }
+
+    /// Connectivity requirements recorded from reachability and endpoint policies.
+    #[must_use]
+    pub fn connectivity(&self) -> &[Connectivity] {
+        &self.connectivity
+    }
+
+    /// The item's demand vector.
+    #[must_use]
+    pub fn demand(&self, item: ItemId) -> &[i64] {
+        self.items
+            .get(item as usize)
+            .map_or(&[], |i| i.demand.as_slice())
+    }
+
+    /// Lower bound on the hosts needed: per dimension, the fewest leaves whose largest
+    /// capacities cover the total demand (`ceil(sum / capacity)` for identical hosts); the
+    /// largest over dimensions (`usize::MAX` when the total exceeds every leaf together).
+    #[must_use]
+    pub fn hosts_lower_bound(&self) -> usize {
+        let mut best = 0usize;
+        for d in 0..self.dims {
+            let total: i64 = self.items.iter().map(|i| i.demand[d]).sum();
+            if total == 0 {
+                continue;
+            }
+            let mut caps: Vec<i64> = self
+                .topo
+                .leaves()
+                .map(|l| self.topo.leaf_capacity(l)[d])
+                .collect();
+            caps.sort_unstable_by(|a, b| b.cmp(a));
+            let mut acc = 0i64;
+            let mut k = 0usize;
+            for c in caps {
+                if acc >= total {
+                    break;
+                }
+                acc += c;
+                k += 1;
+            }
+            if acc < total {
+                k = usize::MAX;
+            }
+            best = best.max(k);
+        }
+        best
+    }
+}

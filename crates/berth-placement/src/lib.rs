@@ -1,0 +1,67 @@
+//! Datacenter placement of Heat policy templates (seed 004) onto a topology, at scale.
+//!
+//! A template's servers and volumes become [`Item`]s with demand vectors (flavors from the
+//! topology's table or the [`Catalog`] side file; volumes by size on the volume dimension);
+//! its policies, expanded by `berth_heat::Template::applications`, become [`Rule`]s over
+//! location levels and the network tree. [`solve`] places every item on a leaf.
+//!
+//! # Key types
+//! - [`Instance::from_template`] (or [`Instance::new`] for synthetic problems).
+//! - [`solve`] with [`Options`]: greedy best-fit decreasing by normalised vector size
+//!   (honouring hard policies; hop- and collocation-bound partners are placed together), then
+//!   large-neighbourhood search (empty a light host / random related items, greedy repair;
+//!   exact repair of small neighbourhoods through `berth-solver`), anytime under an injected
+//!   `berth_solver::Deadline` or an iteration budget, deterministic per seed and budget.
+//!   Small instances are also solved exactly ([`ExactMode`]) so `optimal` can be claimed.
+//! - [`check`]: the independent checker of every hard policy, and the cost terms
+//!   ([`Report`]); [`solve`] reports through it, never through the search state.
+//! - [`Placement`]: the answer as JSON/table; [`render_svg`]: a rack diagram.
+//! - [`synth`]: deterministic synthetic datacenters and workloads for benches and tests.
+//!
+//! # Semantics
+//! - Capacity: per leaf, the placed demand fits in every dimension.
+//! - `OS::AntiCoLocation` / `OS::CoLocation` at level L: pairs from different parts (direct
+//!   members of the group, or the two ends of a relationship) differ / agree at L; a leaf
+//!   without an L ancestor differs from everything.
+//! - LLMN (L1, L2, N) over M members: at most `ceil(M/N')` per L1 vertex, no two per L2
+//!   vertex, at least `N' = min(N, M)` L1 vertices. Soft violation = excess members plus the
+//!   vertex deficit.
+//! - `OS::NetMaxHops`: network-tree path of at most N edges (0 = same leaf).
+//! - `OS::NetBandwidth`: reserved on every edge of the pair's network path (bytes/s rounded
+//!   up to Mbit/s); hard reservations must fit link capacities. Soft ones are reserved too and
+//!   reported when a link on their path overflows, but carry no penalty.
+//! - `OS::NetReachability` / `OS::NetEndpointAccess`: recorded as [`Connectivity`].
+//! - `OS::LicensedProduct`: charged once per leaf running the product, by machine type
+//!   ([`Catalog::licenses`]).
+//! - `OS::VolExclusive`: the volume is the only volume on its leaf. `OS::VolNotMoved`: a
+//!   volume with a current leaf stays there; every such volume is reported as not movable.
+//! - Cost = `weights.objective * (hosts used | sum of squared utilisation)
+//!   + weights.license * charges + weights.soft * sum(weight * violation of soft rules)`.
+//!
+//! # Invariants
+//! - A [`Solution`] with [`Status::Placed`] passes [`check`] (the status is decided by it).
+//! - Same instance, options and iteration budget: same placement.
+//! - No IO, no clock: time only through the injected deadline.
+
+mod catalog;
+mod check;
+mod error;
+mod exact;
+mod instance;
+mod report;
+mod search;
+mod state;
+mod svg;
+pub mod synth;
+
+#[cfg(test)]
+mod tests;
+
+pub use catalog::Catalog;
+pub use check::{Cost, HardViolation, Report, SoftViolation, check};
+pub use error::{PlacementError, Problem};
+pub use instance::{Connectivity, Instance, Item, ItemId, License, PolicyLabel, Rule, RuleKind};
+pub use report::{Placement, Reservation};
+pub use search::{ExactMode, Options, Solution, Stats, Status, greedy, solve};
+pub use state::{Objective, Weights};
+pub use svg::render_svg;

@@ -1,0 +1,621 @@
+//! Incremental placement state: loads, rule counters and cost, with O(rules of the item)
+//! deltas for placing or removing one item. The search runs on this; the checker does not.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use berth_topology::{LeafId, LevelId};
+
+use crate::instance::{Instance, ItemId, RuleKind};
+
+/// Fx-style multiplicative hasher: the keys are small integers; no iteration reaches output.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// Marks an unplaced item.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The primary objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Objective {
+    /// Fewest active hosts (consolidation).
+    #[default]
+    Pack,
+    /// Balanced load: the sum over hosts and dimensions of squared utilisation.
+    Spread,
+}
+
+/// Weights of the cost terms: `objective * primary + license * charges + soft * penalties`
+/// (each soft rule's penalty is its own weight times its violation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weights {
+    /// Weight of the primary objective (hosts or squared utilisation).
+    pub objective: f64,
+    /// Weight of license charges.
+    pub license: f64,
+    /// Weight of soft-policy penalties (default 10: a violated soft policy costs more than
+    /// an extra host).
+    pub soft: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            objective: 1.0,
+            license: 1.0,
+            soft: 10.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum RState {
+    /// Spread / together: count per vertex, per (vertex, part), placed per part.
+    Group {
+        n: FastMap<u32, u32>,
+        np: FastMap<(u32, u32), u32>,
+        total: u32,
+        per_part: FastMap<u32, u32>,
+    },
+    Llmn {
+        c1: FastMap<u32, u32>,
+        c2: FastMap<u32, u32>,
+        distinct: u32,
+        unplaced: u32,
+    },
+    Plain,
+}
+
+/// Change of cost and of hard violation if an item were placed on a leaf.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Delta {
+    pub(crate) hard: f64,
+    pub(crate) cost: f64,
+}
+
+/// The incremental state.
+#[derive(Clone, Debug)]
+pub(crate) struct State<'i> {
+    pub(crate) inst: &'i Instance,
+    pub(crate) objective: Objective,
+    pub(crate) w: Weights,
+    pub(crate) at: Vec<u32>,
+    pub(crate) load: Vec<i64>,
+    pub(crate) count: Vec<u32>,
+    vols: Vec<u32>,
+    /// Exclusive-volume rules whose volume sits on each leaf.
+    excl_on: FastMap<u32, Vec<u32>>,
+    rs: Vec<RState>,
+    pub(crate) viol: Vec<f64>,
+    edge_hard: Vec<u64>,
+    lic: FastMap<(u32, u32), u32>,
+    pub(crate) inv_cap: Vec<f64>,
+    pub(crate) active: usize,
+    pub(crate) sumsq: f64,
+    pub(crate) license: f64,
+    pub(crate) soft: f64,
+    pub(crate) hard: f64,
+    pub(crate) placed: usize,
+    excl_rule: Vec<u32>,
+}
+
+impl<'i> State<'i> {
+    pub(crate) fn new(inst: &'i Instance, objective: Objective, w: Weights) -> Self {
+        let topo = &inst.topo;
+        let leaves = topo.leaf_count();
+        let dims = inst.dims;
+        let mut inv_cap = vec![0.0; leaves * dims];
+        for l in topo.leaves() {
+            for (d, &c) in topo.leaf_capacity(l).iter().enumerate() {
+                if c > 0 {
+                    inv_cap[l.index() * dims + d] = 1.0 / c as f64;
+                }
+            }
+        }
+        let rs = inst
+            .rules
+            .iter()
+            .map(|r| match &r.kind {
+                RuleKind::Spread { .. } | RuleKind::Together { .. } => RState::Group {
+                    n: FastMap::default(),
+                    np: FastMap::default(),
+                    total: 0,
+                    per_part: FastMap::default(),
+                },
+                RuleKind::Llmn { members, .. } => RState::Llmn {
+                    c1: FastMap::default(),
+                    c2: FastMap::default(),
+                    distinct: 0,
+                    unplaced: members.len() as u32,
+                },
+                _ => RState::Plain,
+            })
+            .collect();
+        let mut excl_rule = vec![NONE; inst.items.len()];
+        for (r, rule) in inst.rules.iter().enumerate() {
+            if let RuleKind::VolExclusive { item } = rule.kind
+                && let Some(slot) = excl_rule.get_mut(item as usize)
+            {
+                *slot = r as u32;
+            }
+        }
+        let s = State {
+            inst,
+            objective,
+            w,
+            at: vec![NONE; inst.items.len()],
+            load: vec![0; leaves * dims],
+            count: vec![0; leaves],
+            vols: vec![0; leaves],
+            excl_on: FastMap::default(),
+            rs,
+            viol: vec![0.0; inst.rules.len()],
+            edge_hard: vec![0; topo.net_count()],
+            lic: FastMap::default(),
+            inv_cap,
+            active: 0,
+            sumsq: 0.0,
+            license: 0.0,
+            soft: 0.0,
+            hard: 0.0,
+            placed: 0,
+            excl_rule,
+        };
+        // LLMN deficits of an empty placement are 0: `n - 0 - M <= 0` since n <= M.
+        s
+    }
+
+    /// The total cost.
+    pub(crate) fn cost(&self) -> f64 {
+        let primary = match self.objective {
+            Objective::Pack => self.active as f64,
+            Objective::Spread => self.sumsq,
+        };
+        self.w.objective * primary + self.w.license * self.license + self.w.soft * self.soft
+    }
+
+    pub(crate) fn fits(&self, item: ItemId, leaf: u32) -> bool {
+        let d = self.inst.dims;
+        let cap = self.inst.topo.leaf_capacity(LeafId(leaf));
+        let dem = self.inst.demand(item);
+        let base = leaf as usize * d;
+        (0..d).all(|k| self.load[base + k] + dem[k] <= cap[k])
+    }
+
+    fn anc(&self, leaf: u32, level: LevelId) -> Option<u32> {
+        self.inst
+            .topo
+            .ancestor_at_level(LeafId(leaf), level)
+            .map(|v| v.0)
+    }
+
+    /// Violation change of rule `r` if `item` (not placed) were placed on `leaf`.
+    fn rule_delta(&self, r: u32, item: ItemId, leaf: u32) -> f64 {
+        let inst = self.inst;
+        let Some(rule) = inst.rules.get(r as usize) else {
+            return 0.0;
+        };
+        let other = |a: ItemId, b: ItemId| {
+            let o = if a == item { b } else { a };
+            self.at.get(o as usize).copied().filter(|&l| l != NONE)
+        };
+        match (&rule.kind, &self.rs[r as usize]) {
+            (RuleKind::Spread { level, .. }, RState::Group { n, np, .. }) => {
+                let Some(v) = self.anc(leaf, *level) else {
+                    return 0.0;
+                };
+                let p = inst.part.get(&(r, item)).copied().unwrap_or(NONE);
+                let nv = n.get(&v).copied().unwrap_or(0);
+                let nvp = np.get(&(v, p)).copied().unwrap_or(0);
+                f64::from(nv - nvp)
+            }
+            (
+                RuleKind::Together { level, .. },
+                RState::Group {
+                    n,
+                    np,
+                    total,
+                    per_part,
+                },
+            ) => {
+                let p = inst.part.get(&(r, item)).copied().unwrap_or(NONE);
+                let others = total - per_part.get(&p).copied().unwrap_or(0);
+                let Some(v) = self.anc(leaf, *level) else {
+                    return f64::from(others);
+                };
+                let nv = n.get(&v).copied().unwrap_or(0);
+                let nvp = np.get(&(v, p)).copied().unwrap_or(0);
+                f64::from(others - (nv - nvp))
+            }
+            (
+                RuleKind::Llmn { l1, l2, n, cap, .. },
+                RState::Llmn {
+                    c1,
+                    c2,
+                    distinct,
+                    unplaced,
+                },
+            ) => {
+                let mut d = 0.0;
+                let mut new_vertex = false;
+                if let Some(v1) = self.anc(leaf, *l1) {
+                    let c = c1.get(&v1).copied().unwrap_or(0);
+                    if c >= *cap {
+                        d += 1.0;
+                    }
+                    new_vertex = c == 0;
+                }
+                if let Some(v2) = self.anc(leaf, *l2)
+                    && c2.get(&v2).copied().unwrap_or(0) >= 1
+                {
+                    d += 1.0;
+                }
+                let before = i64::from(*n) - i64::from(*distinct) - i64::from(*unplaced);
+                let after = before - i64::from(new_vertex) + 1;
+                d + (after.max(0) - before.max(0)) as f64
+            }
+            (RuleKind::Pair { a, b, level, same }, _) => match other(*a, *b) {
+                Some(ol) => {
+                    let together = self
+                        .inst
+                        .topo
+                        .same_at_level(LeafId(leaf), LeafId(ol), *level);
+                    if together == *same { 0.0 } else { 1.0 }
+                }
+                None => 0.0,
+            },
+            (RuleKind::MaxHops { a, b, hops }, _) => match other(*a, *b) {
+                Some(ol) if inst.topo.hops(LeafId(leaf), LeafId(ol)) > *hops => 1.0,
+                _ => 0.0,
+            },
+            (RuleKind::Bandwidth { a, b, mbps }, _) if rule.hard => match other(*a, *b) {
+                Some(ol) => {
+                    let mut over = 0u64;
+                    for e in inst.topo.path_edges(LeafId(leaf), LeafId(ol)) {
+                        if let Some(cap) = inst.topo.edge_link(e).bandwidth_mbps {
+                            let h = self.edge_hard[e.index()];
+                            over += (h + mbps).saturating_sub(cap) - h.saturating_sub(cap);
+                        }
+                    }
+                    over as f64
+                }
+                None => 0.0,
+            },
+            // The item's own exclusivity; others on the leaf are handled by `excl_delta`.
+            (RuleKind::VolExclusive { .. }, _) if self.vols[leaf as usize] >= 1 => 1.0,
+            _ => 0.0,
+        }
+    }
+
+    /// Exclusive volumes already on `leaf` that become violated when a volume joins them.
+    fn excl_delta(&self, leaf: u32) -> (f64, f64) {
+        if self.vols[leaf as usize] != 1 {
+            return (0.0, 0.0);
+        }
+        let mut hard = 0.0;
+        let mut soft = 0.0;
+        for &r in self.excl_on.get(&leaf).map_or(&[][..], Vec::as_slice) {
+            let rule = &self.inst.rules[r as usize];
+            if rule.hard {
+                hard += 1.0;
+            } else {
+                soft += rule.weight;
+            }
+        }
+        (hard, soft)
+    }
+
+    fn primary_delta(&self, item: ItemId, leaf: u32) -> f64 {
+        match self.objective {
+            Objective::Pack => {
+                if self.count[leaf as usize] == 0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Objective::Spread => {
+                let d = self.inst.dims;
+                let base = leaf as usize * d;
+                let dem = self.inst.demand(item);
+                (0..d)
+                    .map(|k| {
+                        let ic = self.inv_cap[base + k];
+                        let l = self.load[base + k] as f64;
+                        let x = dem[k] as f64;
+                        ((l + x) * (l + x) - l * l) * ic * ic
+                    })
+                    .sum()
+            }
+        }
+    }
+
+    /// Cost and hard-violation change of placing the (unplaced) item on the leaf.
+    pub(crate) fn delta(&self, item: ItemId, leaf: u32) -> Delta {
+        let mut hard = 0.0;
+        let mut soft = 0.0;
+        for &r in &self.inst.item_rules[item as usize] {
+            let d = self.rule_delta(r, item, leaf);
+            if d != 0.0 {
+                let rule = &self.inst.rules[r as usize];
+                if rule.hard {
+                    hard += d;
+                } else {
+                    soft += rule.weight * d;
+                }
+            }
+        }
+        if self.inst.items[item as usize].volume {
+            let (h, s) = self.excl_delta(leaf);
+            hard += h;
+            soft += s;
+        }
+        let mut license = 0.0;
+        for &p in &self.inst.items[item as usize].licenses {
+            if self.lic.get(&(p, leaf)).copied().unwrap_or(0) == 0 {
+                license += self.inst.licenses[p as usize].charge[leaf as usize];
+            }
+        }
+        let cost = self.w.objective * self.primary_delta(item, leaf)
+            + self.w.license * license
+            + self.w.soft * soft;
+        Delta { hard, cost }
+    }
+
+    /// Whether a hard `Together` rule would still allow every member on one vertex: all its
+    /// placed members already sit under `leaf`'s vertex (stronger than the pairwise delta,
+    /// and necessary once two parts are placed).
+    pub(crate) fn together_ok(&self, item: ItemId, leaf: u32) -> bool {
+        for &r in &self.inst.item_rules[item as usize] {
+            let rule = &self.inst.rules[r as usize];
+            if let (true, RuleKind::Together { level, .. }, RState::Group { n, total, .. }) =
+                (rule.hard, &rule.kind, &self.rs[r as usize])
+                && *total > 0
+            {
+                match self.anc(leaf, *level) {
+                    Some(v) if n.get(&v).copied().unwrap_or(0) == *total => {}
+                    _ => return false,
+                }
+            }
+        }
+        true
+    }
+
+    /// Capacity, fixed leaf, and no new hard violation.
+    pub(crate) fn feasible(&self, item: ItemId, leaf: u32) -> bool {
+        let it = &self.inst.items[item as usize];
+        if let Some(f) = it.fixed
+            && f.0 != leaf
+        {
+            return false;
+        }
+        self.fits(item, leaf) && self.delta(item, leaf).hard == 0.0 && self.together_ok(item, leaf)
+    }
+
+    /// Moves the counters of every rule of the item (placing or removing).
+    fn counters(&mut self, item: ItemId, leaf: u32, add: bool) {
+        let inst = self.inst;
+        for &r in &inst.item_rules[item as usize] {
+            let rule = &inst.rules[r as usize];
+            let (level_a, level_b) = match &rule.kind {
+                RuleKind::Spread { level, .. } | RuleKind::Together { level, .. } => {
+                    (Some(*level), None)
+                }
+                RuleKind::Llmn { l1, l2, .. } => (Some(*l1), Some(*l2)),
+                _ => (None, None),
+            };
+            let va = level_a.and_then(|l| self.anc(leaf, l));
+            let vb = level_b.and_then(|l| self.anc(leaf, l));
+            let p = inst.part.get(&(r, item)).copied().unwrap_or(NONE);
+            match &mut self.rs[r as usize] {
+                RState::Group {
+                    n,
+                    np,
+                    total,
+                    per_part,
+                } => {
+                    bump(per_part, p, add);
+                    if add {
+                        *total += 1
+                    } else {
+                        *total -= 1
+                    }
+                    if let Some(v) = va {
+                        bump(n, v, add);
+                        bump(np, (v, p), add);
+                    }
+                }
+                RState::Llmn {
+                    c1,
+                    c2,
+                    distinct,
+                    unplaced,
+                } => {
+                    if add {
+                        *unplaced -= 1
+                    } else {
+                        *unplaced += 1
+                    }
+                    if let Some(v) = va {
+                        let before = c1.get(&v).copied().unwrap_or(0);
+                        bump(c1, v, add);
+                        if add && before == 0 {
+                            *distinct += 1;
+                        }
+                        if !add && before == 1 {
+                            *distinct -= 1;
+                        }
+                    }
+                    if let Some(v) = vb {
+                        bump(c2, v, add);
+                    }
+                }
+                RState::Plain => {
+                    if let RuleKind::Bandwidth { a, b, mbps } = rule.kind
+                        && rule.hard
+                    {
+                        let o = if a == item { b } else { a };
+                        let ol = self.at[o as usize];
+                        if ol != NONE {
+                            for e in inst.topo.path_edges(LeafId(leaf), LeafId(ol)) {
+                                let slot = &mut self.edge_hard[e.index()];
+                                *slot = if add {
+                                    *slot + mbps
+                                } else {
+                                    slot.saturating_sub(mbps)
+                                };
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_viol(&mut self, r: u32, x: f64) {
+        let rule = &self.inst.rules[r as usize];
+        self.viol[r as usize] += x;
+        if rule.hard {
+            self.hard += x;
+        } else {
+            self.soft += rule.weight * x;
+        }
+    }
+
+    fn excl_here(&self, leaf: u32) -> Vec<u32> {
+        self.excl_on.get(&leaf).cloned().unwrap_or_default()
+    }
+
+    /// Places an unplaced item.
+    pub(crate) fn place(&mut self, item: ItemId, leaf: u32) {
+        let inst = self.inst;
+        let it = &inst.items[item as usize];
+        for &r in &inst.item_rules[item as usize] {
+            let x = self.rule_delta(r, item, leaf);
+            if x != 0.0 {
+                self.add_viol(r, x);
+            }
+        }
+        if it.volume && self.vols[leaf as usize] == 1 {
+            for r in self.excl_here(leaf) {
+                self.add_viol(r, 1.0);
+            }
+        }
+        if self.objective == Objective::Spread {
+            self.sumsq += self.primary_delta(item, leaf);
+        }
+        for &p in &it.licenses {
+            let c = self.lic.entry((p, leaf)).or_insert(0);
+            if *c == 0 {
+                self.license += inst.licenses[p as usize].charge[leaf as usize];
+            }
+            *c += 1;
+        }
+        self.counters(item, leaf, true);
+        if self.count[leaf as usize] == 0 {
+            self.active += 1;
+        }
+        self.count[leaf as usize] += 1;
+        let dims = inst.dims;
+        for k in 0..dims {
+            self.load[leaf as usize * dims + k] += it.demand[k];
+        }
+        if it.volume {
+            self.vols[leaf as usize] += 1;
+            let r = self.excl_rule[item as usize];
+            if r != NONE {
+                self.excl_on.entry(leaf).or_default().push(r);
+            }
+        }
+        self.at[item as usize] = leaf;
+        self.placed += 1;
+    }
+
+    /// Removes a placed item (exactly undoing [`State::place`]).
+    pub(crate) fn remove(&mut self, item: ItemId) {
+        let leaf = self.at[item as usize];
+        if leaf == NONE {
+            return;
+        }
+        let inst = self.inst;
+        let it = &inst.items[item as usize];
+        self.at[item as usize] = NONE;
+        self.placed -= 1;
+        if it.volume {
+            self.vols[leaf as usize] -= 1;
+            let r = self.excl_rule[item as usize];
+            if r != NONE
+                && let Some(list) = self.excl_on.get_mut(&leaf)
+                && let Some(pos) = list.iter().position(|&x| x == r)
+            {
+                list.swap_remove(pos);
+            }
+        }
+        let dims = inst.dims;
+        for k in 0..dims {
+            self.load[leaf as usize * dims + k] -= it.demand[k];
+        }
+        self.count[leaf as usize] -= 1;
+        if self.count[leaf as usize] == 0 {
+            self.active -= 1;
+        }
+        self.counters(item, leaf, false);
+        for &p in &it.licenses {
+            if let Some(c) = self.lic.get_mut(&(p, leaf)) {
+                *c -= 1;
+                if *c == 0 {
+                    self.license -= inst.licenses[p as usize].charge[leaf as usize];
+                    self.lic.remove(&(p, leaf));
+                }
+            }
+        }
+        // The state is now "without the item": subtract what placing it adds.
+        for &r in &inst.item_rules[item as usize] {
+            let x = self.rule_delta(r, item, leaf);
+            if x != 0.0 {
+                self.add_viol(r, -x);
+            }
+        }
+        if it.volume && self.vols[leaf as usize] == 1 {
+            for r in self.excl_here(leaf) {
+                self.add_viol(r, -1.0);
+            }
+        }
+        if self.objective == Objective::Spread {
+            self.sumsq -= self.primary_delta(item, leaf);
+        }
+    }
+}
+
+fn bump<K: std::hash::Hash + Eq>(m: &mut FastMap<K, u32>, k: K, add: bool) {
+    if add {
+        *m.entry(k).or_insert(0) += 1;
+    } else if let Some(c) = m.get_mut(&k) {
+        *c -= 1;
+        if *c == 0 {
+            m.remove(&k);
+        }
+    }
+}

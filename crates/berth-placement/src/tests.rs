@@ -1,0 +1,420 @@
+//! Unit tests of placement: the seed 004 use cases, the state against the checker, exact
+//! search against brute force, every heuristic placement against the checker.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use berth_topology::{LeafId, Link, Topology, TopologyBuilder};
+use proptest::prelude::*;
+
+use crate::state::State;
+use crate::{
+    Catalog, ExactMode, Instance, Item, Objective, Options, Placement, PlacementError, PolicyLabel,
+    Rule, RuleKind, Status, Weights, check, greedy, render_svg, solve, synth,
+};
+
+const HA: &str = include_str!("../../../examples/heat/ha-clusters.yaml");
+const HA_TOPO: &str = include_str!("../../../examples/heat/room-rack-pm.yaml");
+const HADOOP: &str = include_str!("../../../examples/heat/hadoop-5vm.json");
+const HADOOP_TOPO: &str = include_str!("../../../examples/heat/hadoop-topology.yaml");
+
+fn instance(template: &str, topo: &str) -> Instance {
+    let t = berth_heat::parse(template).unwrap();
+    let topo = Arc::new(berth_topology::load(topo).unwrap());
+    Instance::from_template(&t, topo, &Catalog::default(), &BTreeMap::new()).unwrap()
+}
+
+#[test]
+fn ha_clusters_spread_over_racks_and_pms_on_four_hosts() {
+    let inst = instance(HA, HA_TOPO);
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Placed, "{:?}", sol.report.hard);
+    assert!(sol.report.soft.is_empty());
+    let topo = inst.topology();
+    let rack = topo.level("rack").unwrap();
+    for c in 1..=3 {
+        let leaves: Vec<LeafId> = (1..=4)
+            .map(|k| {
+                let i = inst
+                    .items()
+                    .iter()
+                    .position(|it| it.name == format!("M{c}{k}"))
+                    .unwrap();
+                sol.assignment[i].unwrap()
+            })
+            .collect();
+        let pms: BTreeSet<_> = leaves.iter().collect();
+        assert_eq!(pms.len(), 4, "cluster {c}: no two VMs on one PM");
+        let mut per_rack: BTreeMap<_, usize> = BTreeMap::new();
+        for l in &leaves {
+            *per_rack
+                .entry(topo.ancestor_at_level(*l, rack).unwrap())
+                .or_default() += 1;
+        }
+        assert!(
+            per_rack.len() >= 2 && per_rack.values().all(|&n| n <= 2),
+            "cluster {c}: {per_rack:?}"
+        );
+    }
+    // 12 m1.large VMs, 4 per PM, each cluster on 4 distinct PMs: 4 hosts, proven optimal.
+    assert_eq!(sol.report.cost.hosts_used, 4);
+    assert!(sol.optimal);
+}
+
+#[test]
+fn hadoop_volumes_sit_on_their_datanodes_alone() {
+    let inst = instance(HADOOP, HADOOP_TOPO);
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Placed, "{:?}", sol.report.hard);
+    let leaf = |name: &str| {
+        let i = inst.items().iter().position(|it| it.name == name).unwrap();
+        sol.assignment[i].unwrap()
+    };
+    for (dn, vol) in [(4, 0), (1, 3), (3, 1), (2, 2)] {
+        assert_eq!(
+            leaf(&format!("WCA4-hadoop-datanode-{dn}")),
+            leaf(&format!("Storage volume used by datanode server_{vol}")),
+            "hop count 0 puts volume {vol} on datanode {dn}'s node"
+        );
+    }
+    let vols: BTreeSet<LeafId> = (0..4)
+        .map(|v| leaf(&format!("Storage volume used by datanode server_{v}")))
+        .collect();
+    assert_eq!(vols.len(), 4, "each volume alone on its disk");
+    // The soft anti-collocation is met (it costs more than a host), so nothing is reported.
+    assert!(sol.report.soft.is_empty(), "{:?}", sol.report.soft);
+    let p = Placement::new(&inst, &sol);
+    assert_eq!(p.not_movable.len(), 4);
+    let json = p.to_json();
+    assert_eq!(json["status"], "placed");
+    assert_eq!(json["placements"].as_object().unwrap().len(), 9);
+    let svg = render_svg(&inst, &sol.assignment);
+    assert!(
+        svg.starts_with("<svg") && svg.contains("rack1") && svg.contains("WCA4-hadoop-namenode_1")
+    );
+}
+
+#[test]
+fn hadoop_on_two_nodes_is_proven_infeasible() {
+    // Volumes are exclusive and hop-bound to their datanodes: 4 volumes cannot share 2 nodes.
+    let topo = "levels: [room, rack, compute_node]\nfiner_than: [[rack, room], [compute_node, rack]]\ndimensions: [vcpu, ram_mib, disk_gib]\nflavors: {m1.medium: {vcpu: 2, ram_mib: 4096, disk_gib: 40}}\nlocation: {id: r, level: room, children: [{id: k1, level: rack, children: [{id: n1, level: compute_node, capacity: {vcpu: 64, ram_mib: 262144, disk_gib: 4000}}]}, {id: k2, level: rack, children: [{id: n2, level: compute_node, capacity: {vcpu: 64, ram_mib: 262144, disk_gib: 4000}}]}]}\nnetwork: [{id: sw}, {leaf: n1, parent: sw}, {leaf: n2, parent: sw}]\n";
+    let inst = instance(HADOOP, topo);
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Infeasible);
+    assert!(!sol.report.is_valid());
+}
+
+#[test]
+fn soft_policy_that_cannot_hold_is_reported() {
+    let t = "heat_template_version: 2013-05-23\nresources:\n  a: {type: OS::Nova::Server, properties: {flavor: m1.small}}\n  b: {type: OS::Nova::Server, properties: {flavor: m1.small}}\n  c: {type: OS::Nova::Server, properties: {flavor: m1.small}}\ngroups: {id: g, members: [{get_resource: a}, {get_resource: b}, {get_resource: c}], policies: [{type: OS::AntiCoLocation, properties: {level: rack, hardConstraint: false, weight: 2}, metadata: {description: apart}}]}\n";
+    // Three racks exist but the pack objective with a tiny soft weight prefers one host.
+    let inst = instance(t, HA_TOPO);
+    let opts = Options {
+        weights: Weights {
+            soft: 0.1,
+            ..Weights::default()
+        },
+        ..Options::default()
+    };
+    let sol = solve(&inst, &opts);
+    assert_eq!(sol.status, Status::Placed);
+    assert_eq!(sol.report.cost.hosts_used, 1);
+    assert_eq!(sol.report.soft.len(), 1);
+    assert_eq!(sol.report.soft[0].label, "apart");
+    assert_eq!(sol.report.soft[0].violations, 3.0);
+    assert!((sol.report.soft[0].penalty - 0.6).abs() < 1e-9);
+    // With the default weight the policy wins over packing.
+    let sol = solve(&inst, &Options::default());
+    assert!(sol.report.soft.is_empty());
+    assert_eq!(sol.report.cost.hosts_used, 3);
+}
+
+#[test]
+fn unknown_flavor_and_level_are_reported_together() {
+    let t = berth_heat::parse("heat_template_version: 2013-05-23\nresources:\n  a: {type: OS::Nova::Server, properties: {flavor: m9.huge}}\n  b: {type: OS::Nova::Server, properties: {flavor: m1.large}}\ngroups: {id: g, members: [{get_resource: a}, {get_resource: b}], policies: [{type: OS::AntiCoLocation, properties: {level: chassis}}]}\n").unwrap();
+    let topo = Arc::new(berth_topology::load(HA_TOPO).unwrap());
+    let Err(PlacementError::Invalid { problems }) =
+        Instance::from_template(&t, topo, &Catalog::default(), &BTreeMap::new())
+    else {
+        panic!("expected problems");
+    };
+    let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    expect_test::expect![[r#"
+        [
+            "resources.a: unknown flavor `m9.huge`; expected one of m1.large, m1.medium, m1.small",
+            "groups.policies[0]: unknown level `chassis`; expected one of room, rack, PM",
+        ]
+    "#]]
+    .assert_debug_eq(&text);
+}
+
+#[test]
+fn catalog_flavors_and_licenses_are_used() {
+    let cat = Catalog::parse("flavors: {tiny: {vcpu: 1, ram_mib: 512}}\nlicenses: {ibm/was: {x86-small: 100, default: 7}}\n").unwrap();
+    assert_eq!(cat.charge("ibm/was", Some("x86-small")), 100.0);
+    assert_eq!(cat.charge("ibm/was", Some("other")), 7.0);
+    let t = berth_heat::parse("heat_template_version: 2013-05-23\nresources:\n  a: {type: OS::Nova::Server, properties: {flavor: tiny}}\n  b: {type: OS::Nova::Server, properties: {flavor: tiny}}\ngroups: {id: g, members: [{get_resource: a}, {get_resource: b}], policies: [{type: OS::LicensedProduct, properties: {catalog: ibm, product: was}}]}\n").unwrap();
+    let topo = Arc::new(berth_topology::load(HA_TOPO).unwrap());
+    let inst = Instance::from_template(&t, topo, &cat, &BTreeMap::new()).unwrap();
+    assert_eq!(inst.items()[0].demand, vec![1, 512, 0]);
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Placed);
+    // Both on one host: one license charge.
+    assert_eq!(sol.report.cost.license, 100.0);
+    let bad = Catalog::parse("flavors: {tiny: {vcpu: -1}}\ncolour: red\n");
+    assert!(matches!(bad, Err(PlacementError::Catalog { diagnostics }) if diagnostics.len() == 2));
+}
+
+#[test]
+fn greedy_meets_policies_on_a_synthetic_datacenter() {
+    let topo = Arc::new(synth::datacenter(400).unwrap());
+    let inst = synth::workload(topo, &synth::WorkloadSpec::with_groups(1_500, 7)).unwrap();
+    let a = greedy(&inst, Objective::Pack, Weights::default());
+    let r = check(&inst, &a, Objective::Pack, Weights::default());
+    assert!(r.is_valid(), "{:?}", &r.hard[..r.hard.len().min(3)]);
+    assert!(r.cost.hosts_used >= inst.hosts_lower_bound());
+    // The incremental state agrees with the checker.
+    let mut st = State::new(&inst, Objective::Pack, Weights::default());
+    for (i, l) in a.iter().enumerate() {
+        st.place(i as u32, l.unwrap().0);
+    }
+    assert!((st.cost() - r.cost.total).abs() < 1e-6);
+    let opts = Options {
+        max_iterations: Some(300),
+        exact: ExactMode::Off,
+        ..Options::default()
+    };
+    let s1 = solve(&inst, &opts);
+    let s2 = solve(&inst, &opts);
+    assert_eq!(
+        s1.assignment, s2.assignment,
+        "deterministic per seed and budget"
+    );
+    assert!(s1.report.cost.hosts_used <= r.cost.hosts_used);
+}
+
+// ---- random small instances -----------------------------------------------------------
+
+fn small_topology(racks: usize, hosts: usize, caps: &[(i64, i64)]) -> Topology {
+    let mut b = TopologyBuilder::new();
+    b.level("room").level("rack").level("host");
+    b.finer_than("rack", "room").finer_than("host", "rack");
+    b.dimension("a").dimension("b");
+    b.location("room", None, "room");
+    b.switch("core", None, Link::default());
+    let mut k = 0;
+    for r in 0..racks {
+        b.location(format!("k{r}"), Some("room"), "rack");
+        b.switch(format!("t{r}"), Some("core"), Link::new(12, 0));
+        for h in 0..hosts {
+            let (ca, cb) = caps[k % caps.len()];
+            k += 1;
+            b.location(format!("k{r}h{h}"), Some(&format!("k{r}")), "host")
+                .capacity("a", ca)
+                .capacity("b", cb)
+                .machine_type(if h % 2 == 0 { "even" } else { "odd" });
+            b.network_leaf(
+                format!("k{r}h{h}"),
+                Some(&format!("t{r}")),
+                Link::new(10, 0),
+            );
+        }
+    }
+    b.build().unwrap()
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    racks: usize,
+    hosts: usize,
+    caps: Vec<(i64, i64)>,
+    demands: Vec<(i64, i64, bool, bool)>,
+    rules: Vec<(u8, Vec<usize>, bool, u8)>,
+    spread: bool,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        1usize..3,
+        1usize..3,
+        proptest::collection::vec((2i64..6, 2i64..6), 1..4),
+        proptest::collection::vec((0i64..4, 0i64..4, any::<bool>(), any::<bool>()), 1..5),
+        proptest::collection::vec(
+            (
+                0u8..7,
+                proptest::collection::vec(0usize..5, 1..4),
+                any::<bool>(),
+                0u8..3,
+            ),
+            0..4,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(racks, hosts, caps, demands, rules, spread)| Case {
+            racks,
+            hosts,
+            caps,
+            demands,
+            rules,
+            spread,
+        })
+}
+
+fn build(c: &Case) -> Instance {
+    let topo = Arc::new(small_topology(c.racks, c.hosts, &c.caps));
+    let n = c.demands.len();
+    let items: Vec<Item> = c
+        .demands
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b, vol, lic))| Item {
+            name: format!("i{i}"),
+            demand: vec![a, b],
+            volume: vol,
+            fixed: None,
+            movable: true,
+            licenses: if lic { vec![0] } else { Vec::new() },
+        })
+        .collect();
+    let host = topo.level("host").unwrap();
+    let rack = topo.level("rack").unwrap();
+    let mut rules = Vec::new();
+    for (kind, members, hard, x) in &c.rules {
+        let mut m: Vec<u32> = members.iter().map(|&i| (i % n) as u32).collect();
+        m.sort_unstable();
+        m.dedup();
+        let level = if *x == 0 { rack } else { host };
+        let rk = match kind {
+            0 if m.len() >= 2 => RuleKind::Spread {
+                level,
+                parts: m.iter().map(|&i| vec![i]).collect(),
+            },
+            1 if m.len() >= 2 => RuleKind::Together {
+                level: rack,
+                parts: m.iter().map(|&i| vec![i]).collect(),
+            },
+            2 => {
+                let nn = u32::from(*x).clamp(1, m.len() as u32);
+                RuleKind::Llmn {
+                    l1: rack,
+                    l2: host,
+                    n: nn,
+                    cap: (m.len() as u32).div_ceil(nn),
+                    members: m,
+                }
+            }
+            3 if m.len() >= 2 => RuleKind::MaxHops {
+                a: m[0],
+                b: m[1],
+                hops: u32::from(*x),
+            },
+            4 if m.len() >= 2 => RuleKind::Pair {
+                a: m[0],
+                b: m[1],
+                level,
+                same: *x == 2,
+            },
+            5 if m.len() >= 2 => RuleKind::Bandwidth {
+                a: m[0],
+                b: m[1],
+                mbps: 4 + u64::from(*x),
+            },
+            6 => match m.iter().find(|&&i| c.demands[i as usize].2) {
+                Some(&item) => RuleKind::VolExclusive { item },
+                None => continue,
+            },
+            _ => continue,
+        };
+        let hard = *hard || matches!(rk, RuleKind::Bandwidth { .. });
+        rules.push(Rule {
+            kind: rk,
+            hard,
+            weight: 1.0 + f64::from(*x),
+            policy: 0,
+        });
+    }
+    let policies = vec![PolicyLabel {
+        type_name: "test".into(),
+        label: "test".into(),
+        path: "test".into(),
+    }];
+    let licenses = vec![crate::License {
+        name: "c/p".into(),
+        charge: topo
+            .leaves()
+            .map(|l| if l.0 % 2 == 0 { 3.0 } else { 5.0 })
+            .collect(),
+    }];
+    Instance::new(topo, items, rules, policies, licenses).unwrap()
+}
+
+fn brute_force(inst: &Instance, objective: Objective) -> Option<f64> {
+    let n = inst.items().len();
+    let leaves = inst.topology().leaf_count();
+    let mut best: Option<f64> = None;
+    let mut idx = vec![0usize; n];
+    loop {
+        let a: Vec<Option<LeafId>> = idx.iter().map(|&l| Some(LeafId(l as u32))).collect();
+        let r = check(inst, &a, objective, Weights::default());
+        if r.is_valid() && best.is_none_or(|b| r.cost.total < b) {
+            best = Some(r.cost.total);
+        }
+        let mut k = 0;
+        while k < n {
+            idx[k] += 1;
+            if idx[k] < leaves {
+                break;
+            }
+            idx[k] = 0;
+            k += 1;
+        }
+        if k == n {
+            return best;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn exact_mode_equals_brute_force(c in case()) {
+        let inst = build(&c);
+        let objective = if c.spread { Objective::Spread } else { Objective::Pack };
+        let want = brute_force(&inst, objective);
+        let opts = Options { objective, exact: ExactMode::Only, ..Options::default() };
+        let sol = solve(&inst, &opts);
+        match want {
+            None => prop_assert_ne!(sol.status, Status::Placed),
+            Some(best) => {
+                prop_assert_eq!(sol.status, Status::Placed);
+                prop_assert!(sol.optimal);
+                prop_assert!((sol.report.cost.total - best).abs() < 1e-6, "exact {} vs brute force {}", sol.report.cost.total, best);
+            }
+        }
+    }
+
+    #[test]
+    fn every_heuristic_placement_passes_the_checker(c in case(), seed in 0u64..4) {
+        let inst = build(&c);
+        let objective = if c.spread { Objective::Spread } else { Objective::Pack };
+        let opts = Options { objective, seed, exact: ExactMode::Off, max_iterations: Some(50), ..Options::default() };
+        let sol = solve(&inst, &opts);
+        let r = check(&inst, &sol.assignment, objective, Weights::default());
+        prop_assert_eq!(sol.status == Status::Placed, r.is_valid());
+        if sol.status == Status::Placed {
+            // The incremental state agrees with the checker on the final placement.
+            let mut st = State::new(&inst, objective, Weights::default());
+            for (i, l) in sol.assignment.iter().enumerate() {
+                st.place(i as u32, l.unwrap().0);
+            }
+            prop_assert!((st.cost() - r.cost.total).abs() < 1e-6, "state {} vs checker {}", st.cost(), r.cost.total);
+            prop_assert!(st.hard.abs() < 1e-9);
+            // Removing and re-placing restores the cost.
+            let before = st.cost();
+            st.remove(0);
+            st.place(0, sol.assignment[0].unwrap().0);
+            prop_assert!((st.cost() - before).abs() < 1e-6);
+        }
+    }
+}
