@@ -43,7 +43,8 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
 }
 
 fn read(file: &PathBuf) -> Result<String> {
-    std::fs::read_to_string(file).with_context(|| format!("cannot read descriptor {}", file.display()))
+    std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read descriptor {}", file.display()))
 }
 
 fn print_diagnostics(file: &std::path::Path, diags: &[berth_doc::Diagnostic], format: Format) {
@@ -76,7 +77,11 @@ pub fn run(cmd: &Command) -> Result<u8> {
             }
             Ok(if valid { exit::OK } else { exit::DOMAIN })
         }
-        Command::Plan { file, properties, format } => {
+        Command::Plan {
+            file,
+            properties,
+            format,
+        } => {
             let request = properties.iter().cloned().collect();
             match berth_assembly::plan_text(&read(file)?, &request) {
                 Ok(plan) => {

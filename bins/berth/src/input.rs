@@ -92,19 +92,35 @@ mod tests {
 
     #[test]
     fn params_are_typed_like_yaml() {
-        assert_eq!(parse_param("max=250").unwrap(), ("max".into(), serde_json::json!(250)));
+        assert_eq!(
+            parse_param("max=250").unwrap(),
+            ("max".into(), serde_json::json!(250))
+        );
         assert_eq!(parse_param("on=true").unwrap().1, serde_json::json!(true));
-        assert_eq!(parse_param("l=[a, b]").unwrap().1, serde_json::json!(["a", "b"]));
+        assert_eq!(
+            parse_param("l=[a, b]").unwrap().1,
+            serde_json::json!(["a", "b"])
+        );
         assert_eq!(parse_param("s=dfw1").unwrap().1, serde_json::json!("dfw1"));
         assert_eq!(parse_param("e=").unwrap().1, serde_json::json!(null));
         assert_eq!(parse_param("x=a=b").unwrap().1, serde_json::json!("a=b"));
-        assert!(parse_param("novalue").unwrap_err().contains("expected name=value"));
+        assert!(
+            parse_param("novalue")
+                .unwrap_err()
+                .contains("expected name=value")
+        );
         assert!(parse_param("=3").unwrap_err().contains("parameter name"));
     }
 
     #[test]
     fn file_references_are_found_anywhere() {
-        let doc = berth_doc::parse("a: {get_file: x.yaml}\nb: [{c: {get_file: y.yaml}}, {get_file: x.yaml}]\n").unwrap();
-        assert_eq!(file_references(&doc), vec!["x.yaml".to_owned(), "y.yaml".to_owned()]);
+        let doc = berth_doc::parse(
+            "a: {get_file: x.yaml}\nb: [{c: {get_file: y.yaml}}, {get_file: x.yaml}]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            file_references(&doc),
+            vec!["x.yaml".to_owned(), "y.yaml".to_owned()]
+        );
     }
 }

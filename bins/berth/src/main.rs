@@ -21,7 +21,11 @@ pub mod exit {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "berth", version, about = "Placement and reservation engine for telecom clouds")]
+#[command(
+    name = "berth",
+    version,
+    about = "Placement and reservation engine for telecom clouds"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -56,7 +56,11 @@ pub fn run(args: &Args) -> Result<u8> {
                 }
                 if valid {
                     let warnings = diags.len();
-                    let note = if warnings == 0 { String::new() } else { format!(" ({warnings} warnings)") };
+                    let note = if warnings == 0 {
+                        String::new()
+                    } else {
+                        format!(" ({warnings} warnings)")
+                    };
                     println!("{}: valid{note}", path.display());
                 }
             }
