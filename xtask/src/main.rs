@@ -38,7 +38,9 @@ fn main() {
 /// The workspace root (the parent of this package).
 fn root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map_or(manifest.clone(), Path::to_path_buf)
+    manifest
+        .parent()
+        .map_or(manifest.clone(), Path::to_path_buf)
 }
 
 fn cargo() -> Command {
@@ -49,7 +51,9 @@ fn cargo() -> Command {
 
 fn run(step: &str, mut cmd: Command) -> Result<()> {
     eprintln!("\n==> {step}");
-    let status = cmd.status().with_context(|| format!("cannot start `{step}`"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start `{step}`"))?;
     if !status.success() {
         bail!("step `{step}` failed ({status})");
     }
@@ -71,7 +75,15 @@ fn ci() -> Result<()> {
     run("cargo fmt --check", fmt)?;
 
     let mut clippy = cargo();
-    clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ]);
     run("cargo clippy -D warnings", clippy)?;
 
     eprintln!("\n==> xtask tidy");
@@ -79,12 +91,25 @@ fn ci() -> Result<()> {
 
     if has_nextest() {
         let mut t = cargo();
-        t.args(["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]);
+        t.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ]);
         t.env("NEXTEST_STATUS_LEVEL", "fail");
         run("cargo nextest run", t)?;
     } else {
         let mut t = cargo();
-        t.args(["test", "--workspace", "--locked", "--lib", "--bins", "--tests"]);
+        t.args([
+            "test",
+            "--workspace",
+            "--locked",
+            "--lib",
+            "--bins",
+            "--tests",
+        ]);
         run("cargo test", t)?;
     }
     let mut doc = cargo();

@@ -29,7 +29,15 @@ const LAYERS: &[(&str, u8)] = &[
 ];
 
 /// Runtime, storage and wire crates only the engine and above may use.
-const IO_CRATES: &[&str] = &["tokio", "sqlx", "axum", "hyper", "reqwest", "tower", "tower-http"];
+const IO_CRATES: &[&str] = &[
+    "tokio",
+    "sqlx",
+    "axum",
+    "hyper",
+    "reqwest",
+    "tower",
+    "tower-http",
+];
 
 /// The persistence boundary: the one crate below the engine that may use a runtime and a
 /// database driver. It knows no HTTP.
@@ -60,7 +68,10 @@ fn layering(root: &Path, problems: &mut Vec<String>) -> Result<()> {
         .output()
         .context("cannot run cargo metadata")?;
     if !out.status.success() {
-        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let packages = meta["packages"].as_array().cloned().unwrap_or_default();
@@ -68,7 +79,11 @@ fn layering(root: &Path, problems: &mut Vec<String>) -> Result<()> {
     for pkg in &packages {
         let name = pkg["name"].as_str().unwrap_or_default().to_owned();
         let is_lib = pkg["targets"].as_array().is_some_and(|ts| {
-            ts.iter().any(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "lib")))
+            ts.iter().any(|t| {
+                t["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.iter().any(|k| k == "lib"))
+            })
         });
         let dir = Path::new(pkg["manifest_path"].as_str().unwrap_or_default())
             .parent()
@@ -77,10 +92,15 @@ fn layering(root: &Path, problems: &mut Vec<String>) -> Result<()> {
         let in_crates = dir.parent().is_some_and(|p| p.ends_with("crates"));
         if in_crates {
             if !is_lib {
-                problems.push(format!("crates/{name}: every package under crates/ is a library"));
+                problems.push(format!(
+                    "crates/{name}: every package under crates/ is a library"
+                ));
             }
             if dir.file_name().and_then(|f| f.to_str()) != Some(name.as_str()) {
-                problems.push(format!("{}: directory name must equal package name `{name}`", dir.display()));
+                problems.push(format!(
+                    "{}: directory name must equal package name `{name}`",
+                    dir.display()
+                ));
             }
             if !name.starts_with("berth-") {
                 problems.push(format!("crates/{name}: library names start with `berth-`"));
@@ -88,7 +108,9 @@ fn layering(root: &Path, problems: &mut Vec<String>) -> Result<()> {
         }
         let Some(layer) = layer_of(&name) else {
             if in_crates {
-                problems.push(format!("{name}: no layer assigned in xtask/src/tidy.rs LAYERS"));
+                problems.push(format!(
+                    "{name}: no layer assigned in xtask/src/tidy.rs LAYERS"
+                ));
             }
             continue;
         };
@@ -104,7 +126,9 @@ fn layering(root: &Path, problems: &mut Vec<String>) -> Result<()> {
                      expected only lower layers"
                 ));
             }
-            let excepted = IO_EXCEPTIONS.iter().any(|(c, deps)| *c == name && deps.contains(&dname));
+            let excepted = IO_EXCEPTIONS
+                .iter()
+                .any(|(c, deps)| *c == name && deps.contains(&dname));
             if layer < 4 && kind != "dev" && IO_CRATES.contains(&dname) && !excepted {
                 problems.push(format!(
                     "{name} (layer {layer}) depends on `{dname}`; runtime, storage and HTTP \
@@ -126,15 +150,27 @@ fn sources(root: &Path, problems: &mut Vec<String>) -> Result<()> {
     for file in files {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("cannot read {}", file.display()))?;
-        let rel = file.strip_prefix(root).unwrap_or(&file).display().to_string();
-        let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("#!["));
+        let rel = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("#!["));
         if !first.is_some_and(|l| l.starts_with("//!")) {
-            problems.push(format!("{rel}: expected a `//!` line saying what the file is for"));
+            problems.push(format!(
+                "{rel}: expected a `//!` line saying what the file is for"
+            ));
         }
         for (i, line) in text.lines().enumerate() {
             for b in banned {
                 if line.contains(b) {
-                    problems.push(format!("{rel}:{}: `{b}]` is not allowed; check the Err instead", i + 1));
+                    problems.push(format!(
+                        "{rel}:{}: `{b}]` is not allowed; check the Err instead",
+                        i + 1
+                    ));
                 }
             }
         }
@@ -143,10 +179,15 @@ fn sources(root: &Path, problems: &mut Vec<String>) -> Result<()> {
 }
 
 fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
     for entry in entries {
         let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if path.is_dir() {
             if matches!(name, "target" | "corpus" | "artifacts") || name.starts_with('.') {
                 continue;

@@ -1,0 +1,175 @@
+//! `StoreError`: every way a store operation can fail, with fields callers branch on.
+
+/// Kind of a stored record, named in errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum RecordKind {
+    /// A homing plan.
+    Plan,
+    /// A notification subscription.
+    Subscription,
+    /// An inventory provider.
+    Provider,
+    /// A command stream.
+    Stream,
+    /// An idempotency key.
+    IdempotencyKey,
+}
+
+impl std::fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RecordKind::Plan => "plan",
+            RecordKind::Subscription => "subscription",
+            RecordKind::Provider => "provider",
+            RecordKind::Stream => "command stream",
+            RecordKind::IdempotencyKey => "idempotency key",
+        })
+    }
+}
+
+/// Error of a store operation. A failed operation changed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The URL names no supported backend (only its scheme is kept: URLs carry passwords).
+    #[error("unsupported database url scheme `{scheme}`; expected sqlite:// or postgres://")]
+    UnsupportedUrl {
+        /// Scheme of the URL (text before `:`).
+        scheme: String,
+    },
+    /// Optimistic append lost: the stream is not at the expected sequence number. Re-read the
+    /// commands after `expected`, replay them, re-check and retry.
+    #[error("command stream `{stream}` is at sequence {actual}, not the expected {expected}")]
+    Conflict {
+        /// The stream.
+        stream: String,
+        /// Sequence number the caller expected.
+        expected: u64,
+        /// Sequence number found.
+        actual: u64,
+    },
+    /// The idempotency key was already used with a different request.
+    #[error("idempotency key `{key}` was already used with a different request")]
+    IdempotencyConflict {
+        /// The key.
+        key: String,
+    },
+    /// A record with this id exists already.
+    #[error("{kind} `{id}` already exists")]
+    Duplicate {
+        /// Kind of record.
+        kind: RecordKind,
+        /// Its id.
+        id: String,
+    },
+    /// No record with this id.
+    #[error("{kind} `{id}` not found")]
+    NotFound {
+        /// Kind of record.
+        kind: RecordKind,
+        /// Its id.
+        id: String,
+    },
+    /// Optimistic update lost: the record is not at the expected version.
+    #[error("{kind} `{id}` is at version {actual}, not the expected {expected}")]
+    VersionConflict {
+        /// Kind of record.
+        kind: RecordKind,
+        /// Its id.
+        id: String,
+        /// Version the caller expected.
+        expected: u64,
+        /// Version found.
+        actual: u64,
+    },
+    /// A snapshot was offered for a sequence number the stream has not reached.
+    #[error("snapshot of stream `{stream}` at sequence {seq} is ahead of its head {head}")]
+    SnapshotAhead {
+        /// The stream.
+        stream: String,
+        /// Sequence number of the snapshot.
+        seq: u64,
+        /// Head of the stream.
+        head: u64,
+    },
+    /// An argument is out of range or malformed.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// What was invalid.
+        what: &'static str,
+        /// Why, saying what was expected.
+        reason: String,
+    },
+    /// Credentials were given without a key: they are stored encrypted or not at all.
+    #[error(
+        "credentials of provider `{provider}` need an encryption key; expected a credential key to store them encrypted"
+    )]
+    CredentialsWithoutKey {
+        /// The provider.
+        provider: String,
+    },
+    /// Stored credentials do not open with the given key (wrong key or tampered data).
+    #[error(
+        "cannot decrypt the credentials of provider `{provider}`; expected the key they were stored with"
+    )]
+    Decrypt {
+        /// The provider.
+        provider: String,
+    },
+    /// A stored record cannot be read back.
+    #[error("stored {what} is unreadable: {detail}")]
+    Corrupt {
+        /// What was being read.
+        what: &'static str,
+        /// Why.
+        detail: String,
+    },
+    /// A stored record was written by a newer version of Berth.
+    #[error("stored {what} has schema version {found}; this build reads up to {supported}")]
+    SchemaTooNew {
+        /// What was being read.
+        what: &'static str,
+        /// Version found.
+        found: i64,
+        /// Newest version this build reads.
+        supported: u32,
+    },
+    /// The database failed (connection, IO, constraint outside the cases above).
+    #[error("database error during {operation}")]
+    Database {
+        /// What the store was doing.
+        operation: &'static str,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// Applying the schema migrations failed.
+    #[error("cannot migrate the database schema")]
+    Migration {
+        /// The migrator's error.
+        #[source]
+        source: sqlx::migrate::MigrateError,
+    },
+    /// The SQLite file's directory cannot be created.
+    #[error("cannot create directory `{path}`")]
+    Io {
+        /// The directory.
+        path: String,
+        /// The IO error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// Wraps a driver error with what the store was doing.
+    pub(crate) fn db(operation: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+        move |source| StoreError::Database { operation, source }
+    }
+}
+
+/// True when `e` is a unique-constraint violation (the optimistic-concurrency signal).
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}

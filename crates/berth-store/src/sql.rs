@@ -1,0 +1,742 @@
+//! The `Store` implementation shared by both backends: one set of SQL statements (numbered
+//! `$n` parameters, `ON CONFLICT`, `RETURNING`, integers, text and blobs only), expanded per
+//! driver by `sql_store!` because sqlx's generic executor bounds cost more than they save.
+//!
+//! Concurrency without a global lock: an append first upserts the stream row, then moves its
+//! head with a compare-and-set `UPDATE ... WHERE head = expected`. On PostgreSQL (read
+//! committed) a second writer blocks on the row lock and then sees the new head, so it updates
+//! nothing and reports `Conflict`; `(stream, seq)` is also a primary key as a second fence.
+//! On SQLite every write transaction is `BEGIN IMMEDIATE` behind an in-process writer mutex, so
+//! writers queue (other processes on the busy timeout) and never fail half-way on a lock
+//! upgrade. Plans use the same
+//! compare-and-set on `version`; ids and idempotency keys rely on primary keys.
+
+/// Statements shared by both backends.
+pub(crate) mod q {
+    pub const INSERT_STREAM: &str = "INSERT INTO streams (stream, head, schema_version) VALUES ($1, 0, $2) ON CONFLICT (stream) DO NOTHING";
+    pub const CAS_STREAM: &str =
+        "UPDATE streams SET head = $3, schema_version = $4 WHERE stream = $1 AND head = $2";
+    pub const HEAD: &str = "SELECT head FROM streams WHERE stream = $1";
+    pub const COMMANDS_SINCE: &str = "SELECT seq, at_us, command, schema_version FROM commands WHERE stream = $1 AND seq > $2 ORDER BY seq";
+    pub const UPSERT_SNAPSHOT: &str = "INSERT INTO snapshots (stream, seq, state, created_at_us, schema_version) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (stream, seq) DO UPDATE SET state = excluded.state, created_at_us = excluded.created_at_us, schema_version = excluded.schema_version";
+    pub const PRUNE_SNAPSHOTS: &str = "DELETE FROM snapshots WHERE stream = $1 AND seq < (SELECT MAX(seq) FROM snapshots WHERE stream = $1)";
+    pub const LATEST_SNAPSHOT: &str = "SELECT stream, seq, state, created_at_us, schema_version FROM snapshots WHERE stream = $1 ORDER BY seq DESC LIMIT 1";
+    pub const INSERT_PLAN: &str = "INSERT INTO plans (id, name, status, request, result, message, created_at_us, updated_at_us, version, schema_version) \
+         VALUES ($1, $2, $3, $4, NULL, NULL, $5, $5, 1, $6)";
+    pub const PLAN_VERSION: &str = "SELECT version FROM plans WHERE id = $1";
+    pub const DELETE_PLAN: &str = "DELETE FROM plans WHERE id = $1";
+    pub const IDEM: &str = "SELECT idem_key, request_hash, response, created_at_us, schema_version FROM idempotency WHERE idem_key = $1";
+    pub const INSERT_IDEM: &str = "INSERT INTO idempotency (idem_key, request_hash, response, created_at_us, schema_version) VALUES ($1, $2, $3, $4, $5)";
+    pub const FORGET_IDEM: &str = "DELETE FROM idempotency WHERE created_at_us < $1";
+    pub const INSERT_SUB: &str = "INSERT INTO subscriptions (id, kind, spec, callback_url, created_at_us, schema_version) VALUES ($1, $2, $3, $4, $5, $6)";
+    pub const SUB_COLUMNS: &str = "id, kind, spec, callback_url, created_at_us, schema_version";
+    pub const DELETE_SUB: &str = "DELETE FROM subscriptions WHERE id = $1";
+    pub const PROVIDER_SECRET: &str = "SELECT credentials FROM providers WHERE name = $1";
+    pub const DELETE_PROVIDER: &str = "DELETE FROM providers WHERE name = $1";
+}
+
+/// Implements `Store` for `$store` (a struct with `pool: sqlx::Pool<$db>` and an inherent
+/// `begin_write`) with the statements of [`q`].
+macro_rules! sql_store {
+    ($store:ty, $backend:expr) => {
+        impl $crate::Store for $store {
+            fn backend(&self) -> $crate::Backend {
+                $backend
+            }
+
+            fn ping(&self) -> $crate::StoreFuture<'_, ()> {
+                Box::pin(async move {
+                    sqlx::query("SELECT 1")
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("ping"))?;
+                    Ok(())
+                })
+            }
+
+            fn close(&self) -> $crate::StoreFuture<'_, ()> {
+                Box::pin(async move {
+                    self.pool.close().await;
+                    Ok(())
+                })
+            }
+
+            fn write<'a>(
+                &'a self,
+                batch: $crate::WriteBatch<'a>,
+            ) -> $crate::StoreFuture<'a, $crate::BatchOutcome> {
+                use $crate::StoreError as E;
+                use $crate::rows::{micros, signed, to_text};
+                use $crate::sql::q;
+                Box::pin(async move {
+                    const SV: i64 = $crate::SCHEMA_VERSION as i64;
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    if let Some(idem) = batch.idempotency {
+                        let known = sqlx::query_as::<_, $crate::rows::IdemRow>(q::IDEM)
+                            .bind(&idem.key)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(E::db("read idempotency key"))?;
+                        if let Some(row) = known {
+                            tx.rollback().await.ok();
+                            return $crate::sql::replayed(idem, row.into_record()?);
+                        }
+                    }
+                    let mut seq = None;
+                    if let Some(a) = batch.append {
+                        let count = u64::try_from(a.entries.len()).unwrap_or(u64::MAX);
+                        let new_head = a.expected_seq.checked_add(count).ok_or_else(|| {
+                            E::Invalid {
+                                what: "expected sequence",
+                                reason: "sequence numbers overflow".to_owned(),
+                            }
+                        })?;
+                        let expected = signed("expected sequence", a.expected_seq)?;
+                        let new_head_db = signed("sequence number", new_head)?;
+                        sqlx::query(q::INSERT_STREAM)
+                            .bind(a.stream)
+                            .bind(SV)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(E::db("create stream"))?;
+                        let moved = sqlx::query(q::CAS_STREAM)
+                            .bind(a.stream)
+                            .bind(expected)
+                            .bind(new_head_db)
+                            .bind(SV)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(E::db("advance stream"))?
+                            .rows_affected();
+                        if moved != 1 {
+                            tx.rollback().await.ok();
+                            let actual = $crate::Store::head(self, a.stream).await?;
+                            return Err(E::Conflict {
+                                stream: a.stream.to_owned(),
+                                expected: a.expected_seq,
+                                actual,
+                            });
+                        }
+                        // Multi-row inserts: one round trip per chunk, not per command.
+                        let mut next = expected + 1;
+                        for chunk in a.entries.chunks($crate::sql::INSERT_CHUNK) {
+                            let sql = $crate::sql::insert_commands_sql(chunk.len());
+                            let mut query = sqlx::query(&sql);
+                            for entry in chunk {
+                                query = query
+                                    .bind(a.stream)
+                                    .bind(next)
+                                    .bind(micros(entry.at))
+                                    .bind(to_text("command", &entry.command)?)
+                                    .bind(SV);
+                                next += 1;
+                            }
+                            query
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(E::db("append commands"))?;
+                        }
+                        seq = Some(new_head);
+                    }
+                    let mut plan = None;
+                    if let Some(p) = batch.create_plan {
+                        let res = sqlx::query(q::INSERT_PLAN)
+                            .bind(&p.id)
+                            .bind(&p.name)
+                            .bind(&p.status)
+                            .bind(to_text("plan request", &p.request)?)
+                            .bind(micros(p.created_at))
+                            .bind(SV)
+                            .execute(&mut *tx)
+                            .await;
+                        match res {
+                            Ok(_) => {}
+                            Err(e) if $crate::error::is_unique_violation(&e) => {
+                                tx.rollback().await.ok();
+                                return Err(E::Duplicate {
+                                    kind: $crate::RecordKind::Plan,
+                                    id: p.id.clone(),
+                                });
+                            }
+                            Err(e) => return Err(E::db("create plan")(e)),
+                        }
+                        plan = Some($crate::sql::created_plan(p));
+                    }
+                    if let Some(c) = batch.update_plan {
+                        let sql = format!(
+                            "UPDATE plans SET status = $3, result = $4, message = $5, updated_at_us = $6, \
+                             version = version + 1, schema_version = $7 WHERE id = $1 AND version = $2 RETURNING {}",
+                            $crate::rows::PLAN_COLUMNS
+                        );
+                        let result = c
+                            .update
+                            .result
+                            .as_ref()
+                            .map(|r| to_text("plan result", r))
+                            .transpose()?;
+                        let row = sqlx::query_as::<_, $crate::rows::PlanRow>(&sql)
+                            .bind(c.id)
+                            .bind(signed("plan version", c.expected_version)?)
+                            .bind(&c.update.status)
+                            .bind(result)
+                            .bind(&c.update.message)
+                            .bind(micros(c.update.updated_at))
+                            .bind(SV)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(E::db("update plan"))?;
+                        match row {
+                            Some(row) => plan = Some(row.into_record()?),
+                            None => {
+                                let found: Option<i64> = sqlx::query_scalar(q::PLAN_VERSION)
+                                    .bind(c.id)
+                                    .fetch_optional(&mut *tx)
+                                    .await
+                                    .map_err(E::db("read plan version"))?;
+                                tx.rollback().await.ok();
+                                return Err(match found {
+                                    None => E::NotFound {
+                                        kind: $crate::RecordKind::Plan,
+                                        id: c.id.to_owned(),
+                                    },
+                                    Some(v) => E::VersionConflict {
+                                        kind: $crate::RecordKind::Plan,
+                                        id: c.id.to_owned(),
+                                        expected: c.expected_version,
+                                        actual: u64::try_from(v).unwrap_or(0),
+                                    },
+                                });
+                            }
+                        }
+                    }
+                    if let Some(idem) = batch.idempotency {
+                        let res = sqlx::query(q::INSERT_IDEM)
+                            .bind(&idem.key)
+                            .bind(&idem.request_hash)
+                            .bind(to_text("idempotent response", &idem.response)?)
+                            .bind(micros(idem.created_at))
+                            .bind(SV)
+                            .execute(&mut *tx)
+                            .await;
+                        match res {
+                            Ok(_) => {}
+                            // Another transaction committed the key since our check.
+                            Err(e) if $crate::error::is_unique_violation(&e) => {
+                                tx.rollback().await.ok();
+                                let rec = $crate::Store::lookup_idempotent(self, &idem.key)
+                                    .await?
+                                    .ok_or_else(|| E::db("remember idempotency key")(e))?;
+                                return $crate::sql::replayed(idem, rec);
+                            }
+                            Err(e) => return Err(E::db("remember idempotency key")(e)),
+                        }
+                    }
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    Ok($crate::BatchOutcome::Committed { seq, plan })
+                })
+            }
+
+            fn head<'a>(&'a self, stream: &'a str) -> $crate::StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let head: Option<i64> = sqlx::query_scalar($crate::sql::q::HEAD)
+                        .bind(stream)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("read stream head"))?;
+                    Ok(head.map_or(0, |h| u64::try_from(h).unwrap_or(0)))
+                })
+            }
+
+            fn commands_since<'a>(
+                &'a self,
+                stream: &'a str,
+                after_seq: u64,
+            ) -> $crate::StoreFuture<'a, Vec<$crate::StoredCommand>> {
+                Box::pin(async move {
+                    let after = $crate::rows::signed("sequence number", after_seq)?;
+                    let rows = sqlx::query_as::<_, $crate::rows::CommandRow>(
+                        $crate::sql::q::COMMANDS_SINCE,
+                    )
+                    .bind(stream)
+                    .bind(after)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err($crate::StoreError::db("read commands"))?;
+                    $crate::rows::convert(rows, $crate::rows::CommandRow::into_record)
+                })
+            }
+
+            fn put_snapshot<'a>(
+                &'a self,
+                stream: &'a str,
+                seq: u64,
+                state: &'a serde_json::Value,
+                created_at: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::StoreFuture<'a, ()> {
+                use $crate::StoreError as E;
+                Box::pin(async move {
+                    let seq_db = $crate::rows::signed("snapshot sequence", seq)?;
+                    let text = $crate::rows::to_text("snapshot", state)?;
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let head: Option<i64> = sqlx::query_scalar($crate::sql::q::HEAD)
+                        .bind(stream)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(E::db("read stream head"))?;
+                    let head = head.map_or(0, |h| u64::try_from(h).unwrap_or(0));
+                    if seq > head || head == 0 {
+                        tx.rollback().await.ok();
+                        return Err(E::SnapshotAhead {
+                            stream: stream.to_owned(),
+                            seq,
+                            head,
+                        });
+                    }
+                    sqlx::query($crate::sql::q::UPSERT_SNAPSHOT)
+                        .bind(stream)
+                        .bind(seq_db)
+                        .bind(text)
+                        .bind($crate::rows::micros(created_at))
+                        .bind($crate::SCHEMA_VERSION as i64)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db("write snapshot"))?;
+                    sqlx::query($crate::sql::q::PRUNE_SNAPSHOTS)
+                        .bind(stream)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db("prune snapshots"))?;
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    Ok(())
+                })
+            }
+
+            fn latest_snapshot<'a>(
+                &'a self,
+                stream: &'a str,
+            ) -> $crate::StoreFuture<'a, Option<$crate::Snapshot>> {
+                Box::pin(async move {
+                    let row = sqlx::query_as::<_, $crate::rows::SnapshotRow>(
+                        $crate::sql::q::LATEST_SNAPSHOT,
+                    )
+                    .bind(stream)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err($crate::StoreError::db("read snapshot"))?;
+                    row.map($crate::rows::SnapshotRow::into_record).transpose()
+                })
+            }
+
+            fn get_plan<'a>(
+                &'a self,
+                id: &'a str,
+            ) -> $crate::StoreFuture<'a, Option<$crate::PlanRecord>> {
+                Box::pin(async move {
+                    let sql = format!("SELECT {} FROM plans WHERE id = $1", $crate::rows::PLAN_COLUMNS);
+                    let row = sqlx::query_as::<_, $crate::rows::PlanRow>(&sql)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("read plan"))?;
+                    row.map($crate::rows::PlanRow::into_record).transpose()
+                })
+            }
+
+            fn list_plans(&self) -> $crate::StoreFuture<'_, Vec<$crate::PlanRecord>> {
+                Box::pin(async move {
+                    let sql = format!("SELECT {} FROM plans", $crate::rows::PLAN_COLUMNS);
+                    let rows = sqlx::query_as::<_, $crate::rows::PlanRow>(&sql)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list plans"))?;
+                    $crate::sql::sorted_plans($crate::rows::convert(
+                        rows,
+                        $crate::rows::PlanRow::into_record,
+                    )?)
+                })
+            }
+
+            fn plans_with_status<'a>(
+                &'a self,
+                status: &'a str,
+            ) -> $crate::StoreFuture<'a, Vec<$crate::PlanRecord>> {
+                Box::pin(async move {
+                    let sql = format!(
+                        "SELECT {} FROM plans WHERE status = $1",
+                        $crate::rows::PLAN_COLUMNS
+                    );
+                    let rows = sqlx::query_as::<_, $crate::rows::PlanRow>(&sql)
+                        .bind(status)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list plans"))?;
+                    $crate::sql::sorted_plans($crate::rows::convert(
+                        rows,
+                        $crate::rows::PlanRow::into_record,
+                    )?)
+                })
+            }
+
+            fn delete_plan<'a>(&'a self, id: &'a str) -> $crate::StoreFuture<'a, ()> {
+                Box::pin(async move {
+                    let n = sqlx::query($crate::sql::q::DELETE_PLAN)
+                        .bind(id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("delete plan"))?
+                        .rows_affected();
+                    $crate::sql::deleted(n, $crate::RecordKind::Plan, id)
+                })
+            }
+
+            fn lookup_idempotent<'a>(
+                &'a self,
+                key: &'a str,
+            ) -> $crate::StoreFuture<'a, Option<$crate::IdempotencyRecord>> {
+                Box::pin(async move {
+                    let row = sqlx::query_as::<_, $crate::rows::IdemRow>($crate::sql::q::IDEM)
+                        .bind(key)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("read idempotency key"))?;
+                    row.map($crate::rows::IdemRow::into_record).transpose()
+                })
+            }
+
+            fn forget_idempotent_before(
+                &self,
+                cutoff: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::StoreFuture<'_, u64> {
+                Box::pin(async move {
+                    let n = sqlx::query($crate::sql::q::FORGET_IDEM)
+                        .bind($crate::rows::micros(cutoff))
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("forget idempotency keys"))?
+                        .rows_affected();
+                    Ok(n)
+                })
+            }
+
+            fn create_subscription<'a>(
+                &'a self,
+                sub: &'a $crate::NewSubscription,
+            ) -> $crate::StoreFuture<'a, $crate::SubscriptionRecord> {
+                Box::pin(async move {
+                    let res = sqlx::query($crate::sql::q::INSERT_SUB)
+                        .bind(&sub.id)
+                        .bind(sub.kind.as_str())
+                        .bind($crate::rows::to_text("subscription spec", &sub.spec)?)
+                        .bind(&sub.callback_url)
+                        .bind($crate::rows::micros(sub.created_at))
+                        .bind($crate::SCHEMA_VERSION as i64)
+                        .execute(&self.pool)
+                        .await;
+                    match res {
+                        Ok(_) => Ok($crate::sql::created_sub(sub)),
+                        Err(e) if $crate::error::is_unique_violation(&e) => {
+                            Err($crate::StoreError::Duplicate {
+                                kind: $crate::RecordKind::Subscription,
+                                id: sub.id.clone(),
+                            })
+                        }
+                        Err(e) => Err($crate::StoreError::db("create subscription")(e)),
+                    }
+                })
+            }
+
+            fn get_subscription<'a>(
+                &'a self,
+                id: &'a str,
+            ) -> $crate::StoreFuture<'a, Option<$crate::SubscriptionRecord>> {
+                Box::pin(async move {
+                    let sql = format!(
+                        "SELECT {} FROM subscriptions WHERE id = $1",
+                        $crate::sql::q::SUB_COLUMNS
+                    );
+                    let row = sqlx::query_as::<_, $crate::rows::SubRow>(&sql)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("read subscription"))?;
+                    row.map($crate::rows::SubRow::into_record).transpose()
+                })
+            }
+
+            fn list_subscriptions(
+                &self,
+                kind: Option<$crate::SubscriptionKind>,
+            ) -> $crate::StoreFuture<'_, Vec<$crate::SubscriptionRecord>> {
+                Box::pin(async move {
+                    let sql = format!(
+                        "SELECT {} FROM subscriptions WHERE $1 = '' OR kind = $1",
+                        $crate::sql::q::SUB_COLUMNS
+                    );
+                    let rows = sqlx::query_as::<_, $crate::rows::SubRow>(&sql)
+                        .bind(kind.map_or("", $crate::SubscriptionKind::as_str))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list subscriptions"))?;
+                    let mut subs =
+                        $crate::rows::convert(rows, $crate::rows::SubRow::into_record)?;
+                    subs.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+                    Ok(subs)
+                })
+            }
+
+            fn delete_subscription<'a>(&'a self, id: &'a str) -> $crate::StoreFuture<'a, ()> {
+                Box::pin(async move {
+                    let n = sqlx::query($crate::sql::q::DELETE_SUB)
+                        .bind(id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("delete subscription"))?
+                        .rows_affected();
+                    $crate::sql::deleted(n, $crate::RecordKind::Subscription, id)
+                })
+            }
+
+            fn put_provider<'a>(
+                &'a self,
+                provider: &'a $crate::NewProvider,
+                key: Option<&'a $crate::CredentialKey>,
+            ) -> $crate::StoreFuture<'a, $crate::ProviderRecord> {
+                Box::pin(async move {
+                    let sealed = $crate::sql::seal_credentials(provider, key)?;
+                    let sql = format!(
+                        "INSERT INTO providers (name, endpoint, metadata, credentials, created_at_us, updated_at_us, schema_version) \
+                         VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT (name) DO UPDATE SET endpoint = excluded.endpoint, \
+                         metadata = excluded.metadata, credentials = excluded.credentials, updated_at_us = excluded.updated_at_us, \
+                         schema_version = excluded.schema_version RETURNING {}",
+                        $crate::rows::PROVIDER_COLUMNS
+                    );
+                    let row = sqlx::query_as::<_, $crate::rows::ProviderRow>(&sql)
+                        .bind(&provider.name)
+                        .bind(&provider.endpoint)
+                        .bind($crate::rows::to_text("provider metadata", &provider.metadata)?)
+                        .bind(sealed)
+                        .bind($crate::rows::micros(provider.now))
+                        .bind($crate::SCHEMA_VERSION as i64)
+                        .fetch_one(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("write provider"))?;
+                    row.into_record()
+                })
+            }
+
+            fn get_provider<'a>(
+                &'a self,
+                name: &'a str,
+            ) -> $crate::StoreFuture<'a, Option<$crate::ProviderRecord>> {
+                Box::pin(async move {
+                    let sql = format!(
+                        "SELECT {} FROM providers WHERE name = $1",
+                        $crate::rows::PROVIDER_COLUMNS
+                    );
+                    let row = sqlx::query_as::<_, $crate::rows::ProviderRow>(&sql)
+                        .bind(name)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("read provider"))?;
+                    row.map($crate::rows::ProviderRow::into_record).transpose()
+                })
+            }
+
+            fn list_providers(&self) -> $crate::StoreFuture<'_, Vec<$crate::ProviderRecord>> {
+                Box::pin(async move {
+                    let sql = format!("SELECT {} FROM providers", $crate::rows::PROVIDER_COLUMNS);
+                    let rows = sqlx::query_as::<_, $crate::rows::ProviderRow>(&sql)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list providers"))?;
+                    let mut all =
+                        $crate::rows::convert(rows, $crate::rows::ProviderRow::into_record)?;
+                    all.sort_by(|a, b| a.name.cmp(&b.name));
+                    Ok(all)
+                })
+            }
+
+            fn provider_credentials<'a>(
+                &'a self,
+                name: &'a str,
+                key: &'a $crate::CredentialKey,
+            ) -> $crate::StoreFuture<'a, Option<$crate::Secret>> {
+                Box::pin(async move {
+                    let row: Option<Option<Vec<u8>>> =
+                        sqlx::query_scalar($crate::sql::q::PROVIDER_SECRET)
+                            .bind(name)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err($crate::StoreError::db("read provider credentials"))?;
+                    match row {
+                        None => Err($crate::StoreError::NotFound {
+                            kind: $crate::RecordKind::Provider,
+                            id: name.to_owned(),
+                        }),
+                        Some(None) => Ok(None),
+                        Some(Some(blob)) => $crate::crypto::open(key, name, &blob).map(Some),
+                    }
+                })
+            }
+
+            fn delete_provider<'a>(&'a self, name: &'a str) -> $crate::StoreFuture<'a, ()> {
+                Box::pin(async move {
+                    let n = sqlx::query($crate::sql::q::DELETE_PROVIDER)
+                        .bind(name)
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("delete provider"))?
+                        .rows_affected();
+                    $crate::sql::deleted(n, $crate::RecordKind::Provider, name)
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use sql_store;
+
+/// Commands per insert statement (5 parameters each, well under both backends' limits).
+pub(crate) const INSERT_CHUNK: usize = 500;
+
+/// `INSERT INTO commands ... VALUES (...), (...)` for `rows` rows.
+pub(crate) fn insert_commands_sql(rows: usize) -> String {
+    let mut sql =
+        String::from("INSERT INTO commands (stream, seq, at_us, command, schema_version) VALUES ");
+    for r in 0..rows {
+        let b = 5 * r;
+        if r > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!(
+            "(${}, ${}, ${}, ${}, ${})",
+            b + 1,
+            b + 2,
+            b + 3,
+            b + 4,
+            b + 5
+        ));
+    }
+    sql
+}
+
+/// A write transaction, holding the backend's in-process writer lock (if any) until it ends.
+pub(crate) struct WriteTx<DB: sqlx::Database> {
+    tx: sqlx::Transaction<'static, DB>,
+    _guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl<DB: sqlx::Database> WriteTx<DB> {
+    pub(crate) fn new(
+        tx: sqlx::Transaction<'static, DB>,
+        guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    ) -> Self {
+        WriteTx { tx, _guard: guard }
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+
+    pub(crate) async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.tx.rollback().await
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::Deref for WriteTx<DB> {
+    type Target = DB::Connection;
+    fn deref(&self) -> &DB::Connection {
+        &self.tx
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::DerefMut for WriteTx<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        &mut self.tx
+    }
+}
+
+use crate::crypto::{CredentialKey, seal};
+use crate::model::{
+    BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider, NewSubscription,
+    PlanRecord, SCHEMA_VERSION, SubscriptionRecord,
+};
+use crate::rows::micros_floor;
+use crate::{RecordKind, StoreError};
+
+/// The outcome for a known idempotency key: its response if the request matches.
+pub(crate) fn replayed(
+    idem: &IdempotentResponse,
+    rec: IdempotencyRecord,
+) -> Result<BatchOutcome, StoreError> {
+    if rec.request_hash == idem.request_hash {
+        Ok(BatchOutcome::Replayed(rec))
+    } else {
+        Err(StoreError::IdempotencyConflict {
+            key: idem.key.clone(),
+        })
+    }
+}
+
+pub(crate) fn created_plan(p: &NewPlan) -> PlanRecord {
+    let at = micros_floor(p.created_at);
+    PlanRecord {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        status: p.status.clone(),
+        request: p.request.clone(),
+        result: None,
+        message: None,
+        created_at: at,
+        updated_at: at,
+        version: 1,
+        schema_version: SCHEMA_VERSION,
+    }
+}
+
+pub(crate) fn created_sub(s: &NewSubscription) -> SubscriptionRecord {
+    SubscriptionRecord {
+        id: s.id.clone(),
+        kind: s.kind,
+        spec: s.spec.clone(),
+        callback_url: s.callback_url.clone(),
+        created_at: micros_floor(s.created_at),
+        schema_version: SCHEMA_VERSION,
+    }
+}
+
+pub(crate) fn sorted_plans(mut plans: Vec<PlanRecord>) -> Result<Vec<PlanRecord>, StoreError> {
+    plans.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    Ok(plans)
+}
+
+pub(crate) fn deleted(rows: u64, kind: RecordKind, id: &str) -> Result<(), StoreError> {
+    if rows == 0 {
+        Err(StoreError::NotFound {
+            kind,
+            id: id.to_owned(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn seal_credentials(
+    p: &NewProvider,
+    key: Option<&CredentialKey>,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    match (&p.credentials, key) {
+        (None, _) => Ok(None),
+        (Some(_), None) => Err(StoreError::CredentialsWithoutKey {
+            provider: p.name.clone(),
+        }),
+        (Some(secret), Some(key)) => seal(key, &p.name, secret).map(Some),
+    }
+}

@@ -1,0 +1,280 @@
+//! The `Store` trait: one object-safe async interface every backend implements.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use berth_calendar::{Calendar, LogEntry, Policy};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::StoreError;
+use crate::crypto::{CredentialKey, Secret};
+use crate::model::{
+    Append, Backend, BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider,
+    NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, Snapshot,
+    StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
+};
+
+/// The boxed future every [`Store`] method returns; boxing keeps the trait object-safe so a
+/// daemon holds an `Arc<dyn Store>` chosen at run time from a URL.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Durable state of Berth. Every method is one transaction; a failed call changed nothing.
+///
+/// Required methods are implemented per backend; the provided ones are shorthands for
+/// [`Store::write`], the single atomic write primitive.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// Which database this is.
+    fn backend(&self) -> Backend;
+
+    /// Checks the database answers (for readiness probes).
+    fn ping(&self) -> StoreFuture<'_, ()>;
+
+    /// Closes the connection pool after in-flight work finishes; later calls fail.
+    fn close(&self) -> StoreFuture<'_, ()>;
+
+    /// Commits the batch atomically (see [`WriteBatch`] for the order of its parts).
+    ///
+    /// Errors: `IdempotencyConflict`, `Conflict { actual }` when the stream moved on,
+    /// `Duplicate` for an existing plan id, `NotFound` / `VersionConflict` for the plan update.
+    fn write<'a>(&'a self, batch: WriteBatch<'a>) -> StoreFuture<'a, BatchOutcome>;
+
+    /// Sequence number of the last command of `stream` (0 when empty or unknown).
+    fn head<'a>(&'a self, stream: &'a str) -> StoreFuture<'a, u64>;
+
+    /// Commands of `stream` with sequence number above `after_seq`, in order.
+    fn commands_since<'a>(
+        &'a self,
+        stream: &'a str,
+        after_seq: u64,
+    ) -> StoreFuture<'a, Vec<StoredCommand>>;
+
+    /// Stores a snapshot of `stream` taken after applying `seq`; older snapshots of the stream
+    /// are dropped. Fails with `SnapshotAhead` if the stream has not reached `seq`.
+    fn put_snapshot<'a>(
+        &'a self,
+        stream: &'a str,
+        seq: u64,
+        state: &'a Value,
+        created_at: DateTime<Utc>,
+    ) -> StoreFuture<'a, ()>;
+
+    /// The newest snapshot of `stream`.
+    fn latest_snapshot<'a>(&'a self, stream: &'a str) -> StoreFuture<'a, Option<Snapshot>>;
+
+    /// A plan by id.
+    fn get_plan<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<PlanRecord>>;
+
+    /// Every plan, ordered by creation time then id.
+    fn list_plans(&self) -> StoreFuture<'_, Vec<PlanRecord>>;
+
+    /// Plans in `status`, ordered by creation time then id (to resume work after a crash).
+    fn plans_with_status<'a>(&'a self, status: &'a str) -> StoreFuture<'a, Vec<PlanRecord>>;
+
+    /// Deletes a plan; `NotFound` if absent.
+    fn delete_plan<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+
+    /// The response remembered under `key`.
+    fn lookup_idempotent<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<IdempotencyRecord>>;
+
+    /// Forgets idempotency keys created before `cutoff`; returns how many.
+    fn forget_idempotent_before(&self, cutoff: DateTime<Utc>) -> StoreFuture<'_, u64>;
+
+    /// Creates a subscription; `Duplicate` if the id exists.
+    fn create_subscription<'a>(
+        &'a self,
+        sub: &'a NewSubscription,
+    ) -> StoreFuture<'a, SubscriptionRecord>;
+
+    /// A subscription by id.
+    fn get_subscription<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SubscriptionRecord>>;
+
+    /// Subscriptions (of one kind, or all), ordered by creation time then id.
+    fn list_subscriptions(
+        &self,
+        kind: Option<SubscriptionKind>,
+    ) -> StoreFuture<'_, Vec<SubscriptionRecord>>;
+
+    /// Deletes a subscription; `NotFound` if absent.
+    fn delete_subscription<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Creates or replaces a provider. Credentials are encrypted with `key` (bound to the
+    /// provider name); credentials without a key fail with `CredentialsWithoutKey`.
+    fn put_provider<'a>(
+        &'a self,
+        provider: &'a NewProvider,
+        key: Option<&'a CredentialKey>,
+    ) -> StoreFuture<'a, ProviderRecord>;
+
+    /// A provider by name, without credentials.
+    fn get_provider<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<ProviderRecord>>;
+
+    /// Every provider by name, without credentials.
+    fn list_providers(&self) -> StoreFuture<'_, Vec<ProviderRecord>>;
+
+    /// Decrypts a provider's credentials: `NotFound` for an unknown provider, `Ok(None)` when it
+    /// has none, `Decrypt` for a wrong key.
+    fn provider_credentials<'a>(
+        &'a self,
+        name: &'a str,
+        key: &'a CredentialKey,
+    ) -> StoreFuture<'a, Option<Secret>>;
+
+    /// Deletes a provider; `NotFound` if absent.
+    fn delete_provider<'a>(&'a self, name: &'a str) -> StoreFuture<'a, ()>;
+
+    // ----- provided shorthands over `write` ------------------------------------------------
+
+    /// Appends `entries` to `stream` if it is at `expected_seq`; returns the new head.
+    /// `Conflict { actual }` otherwise: re-read [`Store::commands_since`], replay, re-check, retry.
+    fn append_commands<'a>(
+        &'a self,
+        stream: &'a str,
+        expected_seq: u64,
+        entries: &'a [LogEntry],
+    ) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let batch = WriteBatch {
+                append: Some(Append {
+                    stream,
+                    expected_seq,
+                    entries,
+                }),
+                ..WriteBatch::default()
+            };
+            match self.write(batch).await? {
+                BatchOutcome::Committed { seq: Some(seq), .. } => Ok(seq),
+                other => Err(unexpected(other)),
+            }
+        })
+    }
+
+    /// [`Store::append_commands`] plus the idempotent response, in one transaction. A known
+    /// key with the same request hash appends nothing and returns `Replayed`.
+    fn append_commands_idempotent<'a>(
+        &'a self,
+        stream: &'a str,
+        expected_seq: u64,
+        entries: &'a [LogEntry],
+        idempotency: &'a IdempotentResponse,
+    ) -> StoreFuture<'a, BatchOutcome> {
+        self.write(WriteBatch {
+            idempotency: Some(idempotency),
+            append: Some(Append {
+                stream,
+                expected_seq,
+                entries,
+            }),
+            ..WriteBatch::default()
+        })
+    }
+
+    /// Creates a plan (version 1); `Duplicate` if the id exists.
+    fn create_plan<'a>(&'a self, plan: &'a NewPlan) -> StoreFuture<'a, PlanRecord> {
+        Box::pin(async move {
+            let batch = WriteBatch {
+                create_plan: Some(plan),
+                ..WriteBatch::default()
+            };
+            match self.write(batch).await? {
+                BatchOutcome::Committed {
+                    plan: Some(plan), ..
+                } => Ok(plan),
+                other => Err(unexpected(other)),
+            }
+        })
+    }
+
+    /// Updates a plan at `expected_version`; returns it at the next version.
+    fn update_plan<'a>(
+        &'a self,
+        id: &'a str,
+        expected_version: u64,
+        update: &'a PlanUpdate,
+    ) -> StoreFuture<'a, PlanRecord> {
+        Box::pin(async move {
+            let batch = WriteBatch {
+                update_plan: Some(PlanChange {
+                    id,
+                    expected_version,
+                    update,
+                }),
+                ..WriteBatch::default()
+            };
+            match self.write(batch).await? {
+                BatchOutcome::Committed {
+                    plan: Some(plan), ..
+                } => Ok(plan),
+                other => Err(unexpected(other)),
+            }
+        })
+    }
+
+    /// Remembers a response under its key; returns the record now stored (the earlier one when
+    /// the key is known with the same request hash). `IdempotencyConflict` for another hash.
+    fn remember_idempotent<'a>(
+        &'a self,
+        response: &'a IdempotentResponse,
+    ) -> StoreFuture<'a, IdempotencyRecord> {
+        Box::pin(async move {
+            let batch = WriteBatch {
+                idempotency: Some(response),
+                ..WriteBatch::default()
+            };
+            match self.write(batch).await? {
+                BatchOutcome::Replayed(rec) => Ok(rec),
+                BatchOutcome::Committed { .. } => Ok(IdempotencyRecord {
+                    key: response.key.clone(),
+                    request_hash: response.request_hash.clone(),
+                    response: response.response.clone(),
+                    created_at: crate::rows::micros_floor(response.created_at),
+                    schema_version: SCHEMA_VERSION,
+                }),
+            }
+        })
+    }
+}
+
+fn unexpected(outcome: BatchOutcome) -> StoreError {
+    StoreError::Corrupt {
+        what: "write outcome",
+        detail: format!("unexpected {outcome:?}"),
+    }
+}
+
+/// Rebuilds a calendar from the whole command log of `stream` (`Calendar::replay` under
+/// `policy`) and returns it with the head it reflects.
+pub async fn load_calendar(
+    store: &dyn Store,
+    stream: &str,
+    policy: Policy,
+) -> Result<(Calendar, u64), StoreError> {
+    let commands = store.commands_since(stream, 0).await?;
+    let head = commands.last().map_or(0, |c| c.seq);
+    let cal = Calendar::replay(policy, commands.into_iter().map(|c| c.entry)).map_err(|e| {
+        StoreError::Corrupt {
+            what: "command log",
+            detail: e.to_string(),
+        }
+    })?;
+    Ok((cal, head))
+}
+
+/// Brings `cal` (reflecting `*seq`) up to the head of `stream` by applying the newer commands.
+pub async fn catch_up(
+    store: &dyn Store,
+    stream: &str,
+    cal: &mut Calendar,
+    seq: &mut u64,
+) -> Result<(), StoreError> {
+    for c in store.commands_since(stream, *seq).await? {
+        cal.apply(c.entry.command, c.entry.at)
+            .map_err(|e| StoreError::Corrupt {
+                what: "command log",
+                detail: format!("command {}: {e}", c.seq),
+            })?;
+        *seq = c.seq;
+    }
+    Ok(())
+}
