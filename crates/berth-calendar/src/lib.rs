@@ -30,10 +30,13 @@
 //!   profile over its whole window, so queries of the past show only what is still live.
 //!
 //! # Cost
-//! Per pool and dimension a treap of breakpoints keeps prefix sums with prefix-min/max of
-//! availability, so admission, commit and cancel cost O(log n) per dimension, a capacity
-//! timeline O(log n + k) for k steps, and the earliest-window search jumps from violation to
-//! the next breakpoint where it is lifted, never rescanning reservations.
+//! Per pool and dimension a B+-tree of breakpoints (32 entries per node, five levels at a
+//! million keys) keeps per entry the sum of availability changes with its prefix-min/max,
+//! so admission, commit and cancel cost O(log n) per dimension, a capacity timeline
+//! O(log n + k) for k steps, and the earliest-window search jumps from violation to the next
+//! breakpoint where it is lifted, never rescanning reservations.
+//! [`Calendar::create_reservations`] loads many reservations with one sorted merge per
+//! profile when they fit together, with results identical to creating them one by one.
 //!
 //! Instants are `DateTime<Utc>` kept at microsecond precision (finer parts are truncated).
 //!

@@ -1,8 +1,10 @@
-//! Integration tests of berth-calendar: Promise scenarios, the model-based oracle, replay.
+//! Integration tests of berth-calendar: Promise scenarios, the model-based oracle, replay,
+//! bulk loading.
 
 // Helpers outside `#[test]` functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::type_complexity)]
 
+mod bulk;
 mod model;
 mod replay;
 mod scenarios;
