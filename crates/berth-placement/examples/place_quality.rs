@@ -15,11 +15,20 @@ fn instance(hosts: usize, spec: &WorkloadSpec) -> Instance {
 
 /// Hosts used versus the lower bound after 1 s and 10 s (packing only and with groups).
 fn quality() {
+    let args: Vec<String> = std::env::args().collect();
+    // `--only 10000h/packing`-style filter: run the cases whose label contains the text.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|k| args.get(k + 1));
     for (hosts, vms) in [(1_000, 5_000), (10_000, 50_000)] {
         for (name, spec) in [
             ("packing", WorkloadSpec::packing(vms, 1)),
             ("groups", WorkloadSpec::with_groups(vms, 1)),
         ] {
+            if only.is_some_and(|o| !format!("{hosts}h/{vms}vm {name}").contains(o.as_str())) {
+                continue;
+            }
             let inst = instance(hosts, &spec);
             let lb = inst.hosts_lower_bound();
             let t = Instant::now();

@@ -10,7 +10,9 @@
 //! - [`solve`] with [`Options`]: greedy best-fit decreasing by normalised vector size
 //!   (honouring hard policies; hop- and collocation-bound partners are placed together), then
 //!   large-neighbourhood search (empty a light host / random related items, greedy repair;
-//!   exact repair of small neighbourhoods through `berth-solver`), anytime under an injected
+//!   exact repair of small neighbourhoods through `berth-solver`; pack repairs find open
+//!   leaves with room through a free-capacity segment tree (a bounded walk per item), so
+//!   a neighbourhood costs O(its items), not O(all items)), anytime under an injected
 //!   `berth_solver::Deadline` or an iteration budget, deterministic per seed and budget.
 //!   Small instances are also solved exactly ([`ExactMode`]) so `optimal` can be claimed.
 //! - [`check`]: the independent checker of every hard policy, and the cost terms
@@ -47,6 +49,7 @@ mod catalog;
 mod check;
 mod error;
 mod exact;
+mod freetree;
 mod instance;
 mod report;
 mod search;

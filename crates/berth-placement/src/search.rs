@@ -10,6 +10,7 @@ use berth_topology::{LeafId, NetVertexId};
 
 use crate::check::{Report, check};
 use crate::exact::{Scope, encode};
+use crate::freetree::FreeTree;
 use crate::instance::{Instance, ItemId, RuleKind};
 use crate::state::{NONE, Objective, State, Weights};
 
@@ -278,7 +279,20 @@ struct Search<'i> {
     /// Construction: the open leaves new items are tried in (bounded best fit).
     window: Vec<u32>,
     building: bool,
+    /// Items on each leaf (unordered), so a neighbourhood costs O(its leaves), not O(items).
+    on_leaf: Vec<Vec<ItemId>>,
+    /// Index of each placed item in its leaf's list.
+    slot: Vec<u32>,
+    /// Free capacity of the open leaves, for the pack repair.
+    free: FreeTree,
+    /// Where the current neighbourhood's repair starts scanning leaves (seeded).
+    probe: u64,
 }
+
+/// Free-index nodes one pack repair step examines before it gives up on open leaves.
+const REPAIR_NODES: usize = 2048;
+/// Feasible open leaves a pack repair compares (the tightest wins).
+const REPAIR_FEASIBLE: usize = 8;
 
 /// Open leaves a construction step tries before opening a new one.
 const WINDOW: usize = 48;
@@ -319,6 +333,10 @@ impl<'i> Search<'i> {
             rng: Rng(seed ^ 0x5EED),
             window: Vec::new(),
             building: false,
+            on_leaf: vec![Vec::new(); inst.topo.leaf_count()],
+            slot: vec![0; inst.items.len()],
+            free: FreeTree::new(inst.topo.leaf_count(), inst.dims),
+            probe: 0,
         };
         for l in 0..inst.topo.leaf_count() as u32 {
             s.index_insert(l);
@@ -363,6 +381,10 @@ impl<'i> Search<'i> {
         self.index_remove(leaf);
         self.st.place(item, leaf);
         self.index_insert(leaf);
+        let list = &mut self.on_leaf[leaf as usize];
+        self.slot[item as usize] = list.len() as u32;
+        list.push(item);
+        self.refresh_free(leaf);
     }
 
     fn unplace(&mut self, item: ItemId) -> u32 {
@@ -371,8 +393,39 @@ impl<'i> Search<'i> {
             self.index_remove(leaf);
             self.st.remove(item);
             self.index_insert(leaf);
+            let list = &mut self.on_leaf[leaf as usize];
+            let k = self.slot[item as usize] as usize;
+            list.swap_remove(k);
+            if let Some(&moved) = list.get(k) {
+                self.slot[moved as usize] = k as u32;
+            }
+            self.refresh_free(leaf);
         }
         leaf
+    }
+
+    /// Updates the leaf's entry in the free-capacity index.
+    fn refresh_free(&mut self, leaf: u32) {
+        let d = self.st.inst.dims;
+        let l = leaf as usize;
+        let open = self.st.count.get(l).is_some_and(|&c| c > 0);
+        let span = l * d..(l + 1) * d;
+        let cap_load = match (self.st.cap.get(span.clone()), self.st.load.get(span)) {
+            (Some(c), Some(ld)) if open => Some((c, ld)),
+            _ => None,
+        };
+        self.free.set(l, cap_load);
+    }
+
+    /// Items on the leaves, ascending.
+    fn items_on(&self, leaves: &[u32]) -> Vec<ItemId> {
+        let mut out: Vec<ItemId> = leaves
+            .iter()
+            .flat_map(|&l| self.on_leaf[l as usize].iter().copied())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     fn assignment(&self) -> Vec<Option<LeafId>> {
@@ -446,6 +499,12 @@ impl<'i> Search<'i> {
 
     /// The cheapest feasible leaf for the item, avoiding `forbid`.
     fn best_leaf(&self, item: ItemId, forbid: &[u32]) -> Option<u32> {
+        self.best_leaf_in(item, forbid, true)
+    }
+
+    /// [`Search::best_leaf`]; `open_ok = false` skips the pack repair's open leaves (known
+    /// not to fit).
+    fn best_leaf_in(&self, item: ItemId, forbid: &[u32], open_ok: bool) -> Option<u32> {
         let st = &self.st;
         let mut best: Option<(f64, u64, u32)> = None;
         let consider = |leaf: u32, best: &mut Option<(f64, u64, u32)>| -> bool {
@@ -482,6 +541,30 @@ impl<'i> Search<'i> {
             if best.is_some() {
                 return best.map(|b| b.2);
             }
+        }
+        if !self.building && st.objective == Objective::Pack {
+            // Repair: open leaves that fit, from a seeded leaf on, tightest of the first few.
+            let start = self
+                .probe
+                .wrapping_add(u64::from(item).wrapping_mul(0x9E37_79B9));
+            let start = (start % st.count.len().max(1) as u64) as usize;
+            let mut feasible = 0;
+            let demand = if open_ok { st.inst.demand(item) } else { &[] };
+            self.free
+                .for_each_fit(demand, start, REPAIR_NODES, &mut |l| {
+                    if consider(l as u32, &mut best) {
+                        feasible += 1;
+                    }
+                    feasible >= REPAIR_FEASIBLE
+                });
+            if best.is_none() {
+                for &(_, l) in self.empty.iter().take(256) {
+                    if consider(l, &mut best) {
+                        break;
+                    }
+                }
+            }
+            return best.map(|b| b.2);
         }
         let size = self.size_key[item as usize].saturating_sub(self.st.inst.dims as u64 + 1);
         // Tight leaves often fail in one dimension: scan further before opening a new leaf.
@@ -642,6 +725,7 @@ impl<'i> Search<'i> {
             it += 1;
             let before = (self.unplaced.len(), self.st.cost());
             let op = self.rng.below(100);
+            self.probe = self.rng.next();
             let (removed, forbid) = if self.st.objective == Objective::Pack && op < 55 {
                 self.destroy_emptiest()
             } else if op < 85 || self.st.objective == Objective::Spread {
@@ -665,12 +749,31 @@ impl<'i> Search<'i> {
             todo.sort_by_key(|&i| std::cmp::Reverse(self.size_key[i as usize]));
             let mut placed_now = Vec::new();
             let mut failed = Vec::new();
+            // Pack: policy-free items the free index found no open leaf for. Repair only adds
+            // load, so a demand dominating one of theirs is not searched for again.
+            let mut no_fit: Vec<ItemId> = Vec::new();
+            let pack = self.st.objective == Objective::Pack;
             for i in todo {
+                let dem = inst.demand(i);
+                let open_ok = !(pack
+                    && no_fit
+                        .iter()
+                        .any(|&f| inst.demand(f).iter().zip(dem).all(|(a, b)| b >= a)));
                 let choice = self
-                    .best_leaf(i, &forbid)
-                    .or_else(|| self.best_leaf(i, &[]));
+                    .best_leaf_in(i, &forbid, open_ok)
+                    .or_else(|| self.best_leaf_in(i, &[], open_ok));
                 match choice {
                     Some(l) => {
+                        let it = &inst.items[i as usize];
+                        if pack
+                            && open_ok
+                            && self.st.count[l as usize] == 0
+                            && inst.item_rules[i as usize].is_empty()
+                            && it.fixed.is_none()
+                            && it.licenses.is_empty()
+                        {
+                            no_fit.push(i);
+                        }
                         self.place(i, l);
                         placed_now.push(i);
                     }
@@ -719,9 +822,7 @@ impl<'i> Search<'i> {
         }
         let mut removed = Vec::new();
         for &l in &leaves {
-            let on: Vec<ItemId> = (0..self.st.at.len() as u32)
-                .filter(|&i| self.st.at[i as usize] == l)
-                .collect();
+            let on = self.items_on(&[l]);
             removed.extend(self.take(&on));
         }
         (removed, vec![leaf])
@@ -802,9 +903,7 @@ impl<'i> Search<'i> {
         leaves.extend(roomy);
         leaves.sort_unstable();
         leaves.dedup();
-        let items: Vec<ItemId> = (0..inst.items.len() as u32)
-            .filter(|&i| leaves.contains(&self.st.at[i as usize]))
-            .collect();
+        let items = self.items_on(&leaves);
         if items.is_empty()
             || items.len() > 10
             || items

@@ -112,6 +112,8 @@ pub(crate) struct State<'i> {
     edge_hard: Vec<u64>,
     lic: FastMap<(u32, u32), u32>,
     pub(crate) inv_cap: Vec<f64>,
+    /// Capacity per leaf and dimension, flat (a copy of the topology's, for the hot loop).
+    pub(crate) cap: Vec<i64>,
     pub(crate) active: usize,
     pub(crate) sumsq: f64,
     pub(crate) license: f64,
@@ -127,8 +129,10 @@ impl<'i> State<'i> {
         let leaves = topo.leaf_count();
         let dims = inst.dims;
         let mut inv_cap = vec![0.0; leaves * dims];
+        let mut cap = vec![0; leaves * dims];
         for l in topo.leaves() {
             for (d, &c) in topo.leaf_capacity(l).iter().enumerate() {
+                cap[l.index() * dims + d] = c;
                 if c > 0 {
                     inv_cap[l.index() * dims + d] = 1.0 / c as f64;
                 }
@@ -175,6 +179,7 @@ impl<'i> State<'i> {
             edge_hard: vec![0; topo.net_count()],
             lic: FastMap::default(),
             inv_cap,
+            cap,
             active: 0,
             sumsq: 0.0,
             license: 0.0,
@@ -198,10 +203,19 @@ impl<'i> State<'i> {
 
     pub(crate) fn fits(&self, item: ItemId, leaf: u32) -> bool {
         let d = self.inst.dims;
-        let cap = self.inst.topo.leaf_capacity(LeafId(leaf));
         let dem = self.inst.demand(item);
         let base = leaf as usize * d;
-        (0..d).all(|k| self.load[base + k] + dem[k] <= cap[k])
+        let (Some(load), Some(cap), true) = (
+            self.load.get(base..base + d),
+            self.cap.get(base..base + d),
+            dem.len() == d,
+        ) else {
+            return false;
+        };
+        load.iter()
+            .zip(cap)
+            .zip(dem)
+            .all(|((&l, &c), &x)| l + x <= c)
     }
 
     fn anc(&self, leaf: u32, level: LevelId) -> Option<u32> {
