@@ -88,6 +88,22 @@ pub trait Constraint: Send + Sync {
 
     /// How much the (partial) assignment violates the constraint; `0.0` = satisfied.
     fn violation(&self, assignment: &Assignment<'_>) -> f64;
+
+    /// If the constraint (when hard) forces the scope variables onto pairwise distinct keys,
+    /// the key of each value, one table per scope variable ([`NO_KEY`](crate::NO_KEY) =
+    /// unrestricted). The search then bounds their unary costs by a min-cost matching of
+    /// variables to distinct keys. Must be exact: every solution has distinct keys.
+    fn distinct_keys(&self) -> Option<Vec<crate::Keys>> {
+        None
+    }
+
+    /// Whether swapping the values of `a` and `b` in any assignment leaves the violation
+    /// unchanged (asked only when `a` or `b` is in scope). Interchangeable variables are
+    /// ordered by the search; `false` (the default) is always safe.
+    fn symmetric(&self, a: VarId, b: VarId) -> bool {
+        let _ = (a, b);
+        false
+    }
 }
 
 /// What a constraint sees during propagation: domains, assignment, its own reversible cells.

@@ -10,6 +10,7 @@
 
 use crate::expr::Compiled;
 use crate::search::{Engine, RunConfig};
+use crate::state::State;
 use crate::{Assignment, ConstraintId, Problem, SolveOptions, Stats, Value, VarId};
 
 /// A constraint that would make a component larger than this is relaxed.
@@ -19,7 +20,7 @@ const MAX_VARS: usize = 64;
 /// Node limit of each component's search.
 const NODE_LIMIT: u64 = 200_000;
 /// Largest component made by merging clashing ones.
-const MERGE_LIMIT: usize = 24;
+const MERGE_LIMIT: usize = 48;
 
 /// One component: its variables, its root terms and (if solved) its optimal cost.
 pub(crate) struct Comp {
@@ -141,6 +142,13 @@ pub(crate) fn solve_components(
     let all: Vec<bool> = (0..p.constraint_count() as u32)
         .map(|i| p.soft_weight(ConstraintId(i)).is_none())
         .collect();
+    // Every component search propagates the same root: done once, then copied (with
+    // thousands of values per variable, root propagation dominates small searches).
+    let mut shared = if excluded.is_empty() {
+        Shared::Unknown
+    } else {
+        Shared::Off
+    };
     loop {
         for comp in &mut comps.list {
             if comp.opt.is_some() || comp.vars.len() > MAX_VARS || comp.terms.is_empty() {
@@ -149,7 +157,7 @@ pub(crate) fn solve_components(
             if opts.deadline.as_ref().is_some_and(|d| d.expired()) {
                 return None;
             }
-            solve_one(p, obj, comp, &all, excluded, opts, stats);
+            solve_one(p, obj, comp, &all, excluded, opts, stats, &mut shared);
         }
         // The parts combined, and the hard constraints they break together.
         let mut full: Vec<Option<Value>> = vec![None; n];
@@ -172,6 +180,19 @@ pub(crate) fn solve_components(
     }
 }
 
+/// The root state the component searches share.
+enum Shared {
+    /// Not propagated yet.
+    Unknown,
+    /// After root propagation, with the classes of interchangeable variables.
+    Root(Box<(State, Vec<Vec<u32>>)>),
+    /// Root propagation failed: no component has a solution.
+    Failed,
+    /// Not shared (exclusions differ by component).
+    Off,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn solve_one(
     p: &Problem,
     obj: &Compiled,
@@ -180,6 +201,7 @@ fn solve_one(
     excluded: &[(VarId, Value)],
     opts: &SolveOptions,
     stats: &mut Stats,
+    shared: &mut Shared,
 ) {
     let mut vars = vec![false; p.var_count()];
     for &x in &comp.vars {
@@ -216,7 +238,29 @@ fn solve_one(
     // Every hard constraint stays active: with the other variables unassigned, sound
     // propagation and partial violations still only cut what no full plan uses.
     let mut e = Engine::new(p, obj, &cfg);
-    if e.root(&mine, false).is_ok() {
+    let ok = match shared {
+        Shared::Root(root) => {
+            e.resume(root.0.clone());
+            // Some optimal part has each class ordered (swapping two members maps parts
+            // extending to full plans onto such parts, at the same cost).
+            e.order_classes(&root.1);
+            true
+        }
+        Shared::Failed => false,
+        Shared::Unknown => {
+            let ok = e.root(&mine, false).is_ok();
+            *shared = if ok {
+                let classes = e.find_classes();
+                e.order_classes(&classes);
+                Shared::Root(Box::new((e.st.clone(), classes)))
+            } else {
+                Shared::Failed
+            };
+            ok
+        }
+        Shared::Off => e.root(&mine, false).is_ok(),
+    };
+    if ok {
         e.dfs(0);
     }
     if e.stats.stopped.is_none() {

@@ -427,6 +427,24 @@ impl Compiled {
         key
     }
 
+    /// `(var, costs, values by increasing cost, cell)` of a unary leaf.
+    pub(crate) fn unary_leaf(&self, n: usize) -> Option<(u32, &[f64], &[u32], usize)> {
+        match self.nodes.get(n)? {
+            Node::Unary {
+                var,
+                costs,
+                order,
+                cell,
+            } => Some((*var, costs, order, *cell)),
+            _ => None,
+        }
+    }
+
+    /// Every variable the objective reads, increasing.
+    pub(crate) fn all_vars(&self) -> Vec<u32> {
+        self.node_vars(self.root)
+    }
+
     /// The weighted terms of the root when it is a sum (what decomposition splits).
     pub(crate) fn root_terms(&self) -> Option<&[(f64, usize)]> {
         match &self.nodes[self.root] {

@@ -20,6 +20,12 @@
 //! constraints; large ones such as a shared capacity are relaxed) are solved alone first;
 //! components whose parts clash are merged and re-solved. Their optima tighten the bound at
 //! every node, and when the parts fit together they are the incumbent from the start.
+//! Variables that must take distinct keys ([`Constraint::distinct_keys`], e.g.
+//! [`AllDifferentGroup`]) have their unary cost terms bounded together by a min-cost matching
+//! onto distinct keys, not each by its own cheapest value. When one optimum is wanted,
+//! interchangeable variables (equal root domains and costs, every constraint
+//! [`Constraint::symmetric`] in them) get their values ordered, so permutations of one plan
+//! are searched once; component searches share one root propagation.
 //! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
 //! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
 //! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,
@@ -61,10 +67,12 @@ mod error;
 mod explain;
 mod expr;
 mod ids;
+mod matching;
 mod problem;
 mod search;
 mod solve;
 mod state;
+mod symmetry;
 
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::decompose::Components;
 use crate::expr::Compiled;
+use crate::matching::{KeyGroup, group_lb, key_groups};
 use crate::state::{Event, State};
 use crate::{Assignment, Conflict, Constraint, ConstraintId, Ctx, Problem, Value, VarId};
 
@@ -202,6 +203,15 @@ pub(crate) struct Engine<'p> {
     terms: Option<&'p [usize]>,
     comps: Option<&'p Components>,
     seeded: bool,
+    /// Matching bounds over distinct-key groups, and each root term's group.
+    groups: Vec<KeyGroup>,
+    term_group: Vec<u32>,
+    /// Classes of interchangeable variables ordered by value, and each variable's
+    /// `(class, position)` (`u32::MAX` = none).
+    sym_classes: Vec<Vec<u32>>,
+    sym: Vec<(u32, u32)>,
+    /// Per class, the rank of each value (its position in the value order).
+    sym_rank: Vec<Vec<u32>>,
 }
 
 impl<'p> Engine<'p> {
@@ -252,6 +262,12 @@ impl<'p> Engine<'p> {
         cells.push(0f64.to_bits() as i64);
         let obj_base = cells.len();
         cells.extend(&obj.cells);
+        let (groups, term_group) = if cfg.with_objective {
+            let set_of = term_sets(obj, cfg);
+            key_groups(obj, p.sign(), &cons, &active, &set_of)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Engine {
             p,
             obj,
@@ -281,6 +297,116 @@ impl<'p> Engine<'p> {
             terms: cfg.terms,
             comps: cfg.comps,
             seeded: false,
+            groups,
+            term_group,
+            sym_classes: Vec::new(),
+            sym: Vec::new(),
+            sym_rank: Vec::new(),
+        }
+    }
+
+    /// After root propagation: orders the values of interchangeable variables (only sound
+    /// when one optimum is wanted, not k distinct plans). Returns the number of classes.
+    pub(crate) fn break_symmetry(&mut self) -> usize {
+        let classes = self.find_classes();
+        self.order_classes(&classes)
+    }
+
+    /// Classes of interchangeable variables at the current (root) node.
+    pub(crate) fn find_classes(&self) -> Vec<Vec<u32>> {
+        let hard: Vec<bool> = self.weights.iter().map(Option::is_none).collect();
+        crate::symmetry::classes(&self.cons, &hard, self.obj, &self.st)
+    }
+
+    /// Orders the values of each class, restricted to the searched variables. Returns the
+    /// number of classes kept.
+    pub(crate) fn order_classes(&mut self, classes: &[Vec<u32>]) -> usize {
+        self.sym_classes = classes
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .copied()
+                    .filter(|&x| self.vars.is_none_or(|m| m.get(x as usize) == Some(&true)))
+                    .collect::<Vec<u32>>()
+            })
+            .filter(|c| c.len() > 1)
+            .collect();
+        self.sym = vec![(u32::MAX, 0); self.st.vars()];
+        self.sym_rank = Vec::with_capacity(self.sym_classes.len());
+        for (c, class) in self.sym_classes.iter().enumerate() {
+            for (i, &x) in class.iter().enumerate() {
+                self.sym[x as usize] = (c as u32, i as u32);
+            }
+            // Ranks follow the order values are tried in (members share it), so the first
+            // dive is already canonical.
+            let x = class[0];
+            let n = self.st.universe(x) as usize;
+            let order = if self.with_objective {
+                self.obj.keys.get(x as usize).and_then(|k| k.order.clone())
+            } else {
+                None
+            };
+            let mut rank: Vec<u32> = (0..n as u32).collect();
+            if let Some((o, rev)) = order {
+                for (i, &v) in o.iter().enumerate() {
+                    let r = if rev { n - 1 - i } else { i };
+                    if let Some(slot) = rank.get_mut(v as usize) {
+                        *slot = r as u32;
+                    }
+                }
+            }
+            self.sym_rank.push(rank);
+        }
+        self.sym_classes.len()
+    }
+
+    /// `x = v` in an ordered class: earlier members take values of rank at most `v`'s,
+    /// later ones at least.
+    fn order_class(&mut self, x: u32, v: u32) -> Result<(), Conflict> {
+        let Some(&(c, pos)) = self.sym.get(x as usize) else {
+            return Ok(());
+        };
+        let (Some(class), Some(rank)) = (
+            self.sym_classes.get(c as usize),
+            self.sym_rank.get(c as usize),
+        ) else {
+            return Ok(());
+        };
+        let r = |u: u32| rank.get(u as usize).copied().unwrap_or(u32::MAX);
+        let rv = r(v);
+        let pos = pos as usize;
+        let later = class.get(pos + 1..).unwrap_or(&[]).iter();
+        let earlier = class.get(..pos).unwrap_or(&[]).iter().rev();
+        for (&y, after) in later.map(|y| (y, true)).chain(earlier.map(|y| (y, false))) {
+            let bad = |u: u32| if after { r(u) < rv } else { r(u) > rv };
+            if let Some(w) = self.st.value(y) {
+                if bad(w.0) {
+                    return Err(Conflict {
+                        var: Some(VarId(y)),
+                    });
+                }
+                continue;
+            }
+            let drop: Vec<u32> = self.st.values(y).map(|u| u.0).filter(|&u| bad(u)).collect();
+            for u in drop {
+                self.st.remove(y, u, SEARCH)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lower bound of root term `t`; a group's bound is carried by its lead term.
+    fn term_cost(&mut self, root: &[(f64, usize)], t: usize) -> f64 {
+        match self.term_group.get(t) {
+            Some(&g) if g != u32::MAX => match self.groups.get(g as usize) {
+                Some(grp) if grp.lead() == t => {
+                    group_lb(grp, self.obj, &mut self.st, self.obj_base)
+                }
+                _ => 0.0,
+            },
+            _ => self
+                .obj
+                .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base),
         }
     }
 
@@ -298,6 +424,14 @@ impl<'p> Engine<'p> {
         self.root = false;
         self.stats.removals = self.st.removals;
         r
+    }
+
+    /// Starts from a state after root propagation made by an engine of the same layout
+    /// (same problem, active constraints and soft setting), instead of [`Engine::root`].
+    pub(crate) fn resume(&mut self, st: State) {
+        self.st = st;
+        self.root = false;
+        self.stats.removals = self.st.removals;
     }
 
     fn root_inner(&mut self, excluded: &[(VarId, Value)]) -> Result<(), Conflict> {
@@ -356,6 +490,9 @@ impl<'p> Engine<'p> {
                         };
                         self.cons[c].on_assign(&mut ctx, VarId(x), val)?;
                     }
+                    if !self.root && !self.sym.is_empty() {
+                        self.order_class(x, val.0)?;
+                    }
                     for j in 0..self.swatch[x as usize].len() {
                         let c = self.swatch[x as usize][j] as usize;
                         let w = self.weights[c].unwrap_or(0.0);
@@ -398,36 +535,30 @@ impl<'p> Engine<'p> {
             return f64::NEG_INFINITY;
         }
         let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
-        let Some(root) = self.obj.root_terms() else {
-            let (l, u) = self.obj.bounds(&mut self.st, self.obj_base);
+        let obj = self.obj;
+        let Some(root) = obj.root_terms() else {
+            let (l, u) = obj.bounds(&mut self.st, self.obj_base);
             return if self.sign > 0.0 { l } else { -u } + penalty;
         };
         let mut lb = penalty;
         if let Some(comps) = self.comps {
             for &t in &comps.loose {
-                lb += self
-                    .obj
-                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base);
+                lb += self.term_cost(root, t);
             }
             for c in &comps.list {
-                let s: f64 = c
-                    .terms
-                    .iter()
-                    .map(|&t| {
-                        self.obj
-                            .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
-                    })
-                    .sum();
+                let s: f64 = c.terms.iter().map(|&t| self.term_cost(root, t)).sum();
                 lb += c.opt.map_or(s, |o| o.max(s));
             }
         } else if let Some(terms) = self.terms {
             for &t in terms {
-                lb += self
-                    .obj
-                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base);
+                lb += self.term_cost(root, t);
+            }
+        } else if !self.groups.is_empty() {
+            for t in 0..root.len() {
+                lb += self.term_cost(root, t);
             }
         } else {
-            let (l, u) = self.obj.bounds(&mut self.st, self.obj_base);
+            let (l, u) = obj.bounds(&mut self.st, self.obj_base);
             lb += if self.sign > 0.0 { l } else { -u };
         }
         lb
@@ -675,6 +806,37 @@ impl<'p> Engine<'p> {
             self.found.truncate(self.k);
         }
     }
+}
+
+/// Which bound set each root term is summed in (a component, the loose terms, the searched
+/// terms or all of them); `usize::MAX` = not counted. A group's terms must share one set.
+fn term_sets(obj: &Compiled, cfg: &RunConfig<'_>) -> Vec<usize> {
+    let n = obj.root_terms().map_or(0, <[_]>::len);
+    let mut set = vec![usize::MAX; n];
+    let mut put = |t: usize, s: usize| {
+        if let Some(x) = set.get_mut(t) {
+            *x = s;
+        }
+    };
+    if let Some(comps) = cfg.comps {
+        for (i, c) in comps.list.iter().enumerate() {
+            for &t in &c.terms {
+                put(t, i);
+            }
+        }
+        for &t in &comps.loose {
+            put(t, comps.list.len());
+        }
+    } else if let Some(terms) = cfg.terms {
+        for &t in terms {
+            put(t, 0);
+        }
+    } else {
+        for t in 0..n {
+            put(t, 0);
+        }
+    }
+    set
 }
 
 enum Cursor {

@@ -118,6 +118,10 @@ impl Problem {
                 }
                 break;
             }
+            // One optimum wanted: interchangeable variables may be ordered.
+            if k == 1 && rounds == 1 {
+                e.break_symmetry();
+            }
             if let Some(plan) = seed {
                 e.seed(plan);
             }

@@ -23,6 +23,7 @@ pub(crate) enum Event {
 }
 
 /// Domains, assignment, cells and trail of one search.
+#[derive(Clone)]
 pub(crate) struct State {
     bits: Vec<u64>,
     off: Vec<usize>,

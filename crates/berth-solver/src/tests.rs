@@ -114,3 +114,96 @@ fn shared_cost_tables_share_their_order() {
     assert_eq!(&*o0, &[1, 2, 0]);
     assert!(!r0 && r1);
 }
+
+/// Builds the engine of a whole-problem search and runs root propagation.
+fn root_engine<'p>(
+    p: &'p crate::Problem,
+    obj: &'p Compiled,
+    active: &'p [bool],
+) -> crate::search::Engine<'p> {
+    let cfg = crate::search::RunConfig {
+        active,
+        with_objective: true,
+        soft: true,
+        vars: None,
+        terms: None,
+        comps: None,
+        first_only: false,
+        k: 1,
+        node_limit: None,
+        deadline: None,
+    };
+    let mut e = crate::search::Engine::new(p, obj, &cfg);
+    assert!(e.root(&[], false).is_ok());
+    e
+}
+
+#[test]
+fn interchangeable_vars_are_found_and_others_are_not() {
+    use crate::{AllDifferentGroup, Capacity, Filter, Problem, Sense};
+    let mut p = Problem::new();
+    let v: Vec<VarId> = (0..5).map(|i| p.add_var(format!("v{i}"), 4)).collect();
+    let zone: crate::Keys = Arc::from(vec![0, 0, 1, 2]);
+    let host: crate::Keys = Arc::from(vec![0, 1, 2, 3]);
+    p.add_constraint(
+        "diff",
+        AllDifferentGroup::new(v[..4].to_vec(), vec![zone.clone(); 4]),
+    );
+    // v0..v2 share a demand; v3 asks more, so it is not interchangeable with them.
+    let demands = (0..4)
+        .map(|i| (v[i], host.clone(), vec![if i == 3 { 2 } else { 1 }]))
+        .collect();
+    p.add_constraint("cap", Capacity::new(1, vec![vec![3]; 4], demands));
+    // The same forbidden value on v0 and v1 is entailed by their equal root domains; v2 loses
+    // another one.
+    p.add_constraint("f0", Filter::forbid(v[0], [Value(3)]));
+    p.add_constraint("f1", Filter::forbid(v[1], [Value(3)]));
+    p.add_constraint("f2", Filter::forbid(v[2], [Value(2)]));
+    let costs: Arc<[f64]> = Arc::from(vec![1.0, 2.0, 3.0, 4.0]);
+    // v4 has the same costs but no constraint, so it differs from v0 (its own class alone).
+    p.set_objective(
+        Sense::Minimize,
+        Expr::sum(v.iter().map(|&x| (1.0, Expr::unary(x, costs.clone())))),
+    );
+    let obj = p.compile().expect("valid");
+    let active = vec![true; p.constraint_count()];
+    let mut e = root_engine(&p, &obj, &active);
+    assert_eq!(e.break_symmetry(), 1);
+    let cons: Vec<&dyn crate::Constraint> = p.entries().map(|(c, _)| c).collect();
+    let classes = crate::symmetry::classes(&cons, &[true; 5], &obj, &e.st);
+    assert_eq!(classes, vec![vec![0, 1]]);
+}
+
+#[test]
+fn matching_bound_counts_distinct_zones() {
+    use crate::{AllDifferentGroup, Problem, Sense};
+    let mut p = Problem::new();
+    let v: Vec<VarId> = (0..3).map(|i| p.add_var(format!("v{i}"), 5)).collect();
+    // Zones 0, 0, 1, 1, 2: the two cheapest values share zone 0.
+    let zone: crate::Keys = Arc::from(vec![0, 0, 1, 1, 2]);
+    p.add_constraint("diff", AllDifferentGroup::new(v.clone(), vec![zone; 3]));
+    let costs: Arc<[f64]> = Arc::from(vec![1.0, 2.0, 10.0, 11.0, 100.0]);
+    p.set_objective(
+        Sense::Minimize,
+        Expr::sum(v.iter().map(|&x| (1.0, Expr::unary(x, costs.clone())))),
+    );
+    let obj = p.compile().expect("valid");
+    let active = vec![true];
+    let e = root_engine(&p, &obj, &active);
+    let cons: Vec<&dyn crate::Constraint> = p.entries().map(|(c, _)| c).collect();
+    let (groups, of_term) = crate::matching::key_groups(&obj, 1.0, &cons, &[0], &[0, 0, 0]);
+    assert_eq!(groups.len(), 1);
+    assert_eq!(of_term, vec![0, 0, 0]);
+    let mut st = e.st;
+    let base = st.cells.len() - obj.cells.len();
+    // Per-variable minima would say 3; one value per zone costs 1 + 10 + 100.
+    assert_eq!(
+        crate::matching::group_lb(&groups[0], &obj, &mut st, base),
+        111.0
+    );
+    st.assign(0, 2).expect("in domain");
+    assert_eq!(
+        crate::matching::group_lb(&groups[0], &obj, &mut st, base),
+        111.0
+    );
+}

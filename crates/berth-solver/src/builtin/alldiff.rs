@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::keys::{KeyIndex, Keys, NO_KEY, index_all};
+use super::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
 use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
 
 /// No two variables of the scope take the same value index (candidates shared by index, e.g.
@@ -48,6 +48,10 @@ impl Constraint for AllDifferent {
             *count.entry(v).or_default() += 1;
         }
         count.values().map(|&n| f64::from(n - 1)).sum()
+    }
+
+    fn symmetric(&self, a: VarId, b: VarId) -> bool {
+        both(&self.vars, a, b).is_some()
     }
 }
 
@@ -139,6 +143,17 @@ impl Constraint for AllDifferentGroup {
             }
         }
         count.values().map(|&n| f64::from(n - 1)).sum()
+    }
+
+    fn symmetric(&self, a: VarId, b: VarId) -> bool {
+        both(&self.vars, a, b).is_some_and(|(i, j)| same_keys(&self.of_var, &self.tables, i, j))
+    }
+
+    fn distinct_keys(&self) -> Option<Vec<Keys>> {
+        self.of_var
+            .iter()
+            .map(|&t| self.tables.get(t as usize).map(|t| t.keys().clone()))
+            .collect()
     }
 }
 

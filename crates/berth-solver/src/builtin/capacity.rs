@@ -1,7 +1,7 @@
 //! `Capacity`: resource vectors on capacity holders (hosts, sites): per-dimension sums fit.
 
 use super::alldiff::key_sizes;
-use super::keys::{KeyIndex, Keys, NO_KEY, index_all};
+use super::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
 use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
 
 /// Each value of a variable sits on a capacity holder (`holders[i][value]`, or [`NO_KEY`] for
@@ -210,5 +210,11 @@ impl Constraint for Capacity {
             .map(|(l, c)| l.saturating_sub(*c).max(0))
             .sum();
         over as f64
+    }
+
+    fn symmetric(&self, a: VarId, b: VarId) -> bool {
+        both(&self.vars, a, b).is_some_and(|(i, j)| {
+            same_keys(&self.of_var, &self.tables, i, j) && self.demand(i) == self.demand(j)
+        })
     }
 }

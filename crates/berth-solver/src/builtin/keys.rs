@@ -42,6 +42,11 @@ impl KeyIndex {
         }
     }
 
+    /// The key table.
+    pub(crate) fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.keys.len()
     }
@@ -65,6 +70,29 @@ impl KeyIndex {
             Err(_) => &[],
         }
     }
+}
+
+/// Whether variables `i` and `j` (positions in a scope) have equal key tables.
+pub(crate) fn same_keys(of_var: &[u32], tables: &[KeyIndex], i: usize, j: usize) -> bool {
+    match (of_var.get(i), of_var.get(j)) {
+        (Some(a), Some(b)) if a == b => true,
+        (Some(&a), Some(&b)) => match (tables.get(a as usize), tables.get(b as usize)) {
+            (Some(x), Some(y)) => x.keys[..] == y.keys[..],
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Positions of `a` and `b` in `vars`, when both are there.
+pub(crate) fn both(
+    vars: &[crate::VarId],
+    a: crate::VarId,
+    b: crate::VarId,
+) -> Option<(usize, usize)> {
+    let i = vars.iter().position(|&x| x == a)?;
+    let j = vars.iter().position(|&x| x == b)?;
+    Some((i, j))
 }
 
 /// Builds one index per distinct `Arc` and maps each variable to its index.

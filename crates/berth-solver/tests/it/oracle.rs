@@ -69,6 +69,9 @@ enum Shape {
     Min,
     Product,
     Normalized,
+    /// The same value as `Sum`, built as one flat sum of direct unary and pair terms (the
+    /// form the matching bound of distinct-key groups reads).
+    Flat,
 }
 
 #[derive(Debug, Clone)]
@@ -232,6 +235,100 @@ fn gen_spec(seed: u64, max_vars: u64, max_vals: u64) -> Spec {
     }
 }
 
+/// Groups of 2 or 3 interchangeable variables (same domain, zones, unary costs, weight and
+/// capacity demand) under `Diff`, a shared capacity, a few random rules, a flat sum objective.
+fn gen_grouped(seed: u64) -> Spec {
+    let mut r = Rng(seed);
+    let n = 2 + r.below(5) as usize;
+    let s = 2 + r.below(5) as u32;
+    let sizes = vec![s; n];
+    let row: Vec<u32> = (0..s)
+        .map(|_| {
+            if r.chance(10) {
+                NO_KEY
+            } else {
+                r.below(4) as u32
+            }
+        })
+        .collect();
+    let zone = vec![row; n];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut x = 0;
+    while x < n {
+        let len = (2 + r.below(2) as usize).min(n - x);
+        groups.push((x..x + len).collect());
+        x += len;
+    }
+    let maximize = r.chance(25);
+    let mut unary = vec![Vec::new(); n];
+    let mut weights = vec![0.0; n];
+    let mut demand = vec![[0i64; 2]; n];
+    for g in &groups {
+        let costs: Vec<f64> = (0..s).map(|_| r.below(10) as f64).collect();
+        let w = [1.0, 2.0, 0.5, -1.0][r.below(4) as usize];
+        let d = [r.below(3) as i64, r.below(3) as i64];
+        for &x in g {
+            unary[x] = costs.clone();
+            weights[x] = w;
+            demand[x] = d;
+        }
+    }
+    let mut rules: Vec<Rule> = groups
+        .iter()
+        .filter(|g| g.len() > 1)
+        .map(|g| Rule::Diff { vars: g.clone() })
+        .collect();
+    if r.chance(70) {
+        let holders = 1 + r.below(3) as u32;
+        let holder: Vec<u32> = (0..s)
+            .map(|_| {
+                if r.chance(15) {
+                    NO_KEY
+                } else {
+                    r.below(u64::from(holders)) as u32
+                }
+            })
+            .collect();
+        rules.push(Rule::Cap {
+            vars: (0..n).collect(),
+            holder: vec![holder; n],
+            demand,
+            cap: (0..holders)
+                .map(|_| [r.below(6) as i64, r.below(6) as i64])
+                .collect(),
+        });
+    }
+    if r.chance(40) {
+        let var = r.below(n as u64) as usize;
+        rules.push(Rule::Forbid {
+            var,
+            values: (0..s).filter(|_| r.chance(30)).collect(),
+        });
+    }
+    let pair_costs = if r.chance(30) {
+        let a = r.below(n as u64) as usize;
+        let b = (a + 1 + r.below(n as u64 - 1) as usize) % n;
+        vec![(a, b, (0..s * s).map(|_| r.below(10) as f64).collect())]
+    } else {
+        Vec::new()
+    };
+    Spec {
+        sizes,
+        zone,
+        rules,
+        soft: Vec::new(),
+        unary,
+        weights,
+        pair_costs,
+        shape: if r.chance(80) {
+            Shape::Flat
+        } else {
+            Shape::Sum
+        },
+        maximize,
+    }
+}
+
 fn keys(v: &[u32]) -> Keys {
     Arc::from(v.to_vec())
 }
@@ -333,6 +430,12 @@ fn build(spec: &Spec) -> Problem {
         Shape::Normalized => {
             Expr::sum([(1.0, weighted(0, n)), (1.0, pair_sum)]).normalize(3.0, 13.0)
         }
+        Shape::Flat => Expr::sum(
+            (0..n)
+                .map(|i| (spec.weights[i], unary[i].clone()))
+                .chain(pairs.iter().map(|e| (1.0, e.clone())))
+                .collect::<Vec<_>>(),
+        ),
     };
     p.set_objective(
         if spec.maximize {
@@ -417,7 +520,7 @@ fn score(spec: &Spec, a: &[u32]) -> f64 {
         .map(|(x, y, t)| t[(a[*x] * spec.sizes[*y] + a[*y]) as usize])
         .sum();
     let obj = match spec.shape {
-        Shape::Sum => w(0, n) + pairs,
+        Shape::Sum | Shape::Flat => w(0, n) + pairs,
         Shape::Max => w(0, h).max(w(h, n) + pairs),
         Shape::Min => (w(0, h) + pairs).min(w(h, n)),
         Shape::Product => (1.0 + w(0, n)) * (1.0 + pairs),
@@ -635,6 +738,32 @@ proptest! {
         }
         // Deterministic: same input, same output.
         prop_assert_eq!(&out, &p.solve(&SolveOptions::default()).map_err(|e| TestCaseError::fail(e.to_string()))?);
+    }
+
+    /// Interchangeable variables in distinct-key groups (matching bound, decomposition):
+    /// the optimum and the k best equal brute force.
+    #[test]
+    fn groups_equal_brute_force(seed in any::<u64>(), k in 1usize..4) {
+        let spec = gen_grouped(seed);
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions { solutions: k, ..SolveOptions::default() };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        match &out {
+            Outcome::Solved { solutions, optimal, .. } => {
+                prop_assert!(*optimal);
+                prop_assert_eq!(solutions.len(), all.len().min(k));
+                for (s, b) in solutions.iter().zip(&all) {
+                    prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
+                }
+                check_solutions(&spec, &p, solutions)?;
+            }
+            Outcome::Infeasible { explanation, .. } => {
+                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
+                check_explanation(&spec, explanation)?;
+            }
+            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
+        }
     }
 
     /// The k best solutions have the k best scores of brute force.
