@@ -20,21 +20,7 @@ use berth_inventory::{Candidate, InventoryType, StaticProvider, ZoneCategory};
 use berth_template::Template;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-/// Deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use berth_benches::Rng;
 
 /// Demands per HA group: an active/standby pair sharing a customer. With groups of three or
 /// more interchangeable demands the unary lower bound under `zone different` is weak and
@@ -64,7 +50,7 @@ fn inventory(m: usize, pools: usize, seed: u64) -> StaticProvider {
         c.zones
             .insert(ZoneCategory::Disaster, format!("z{}", cell_y * 5 + cell_x));
         c.capacity
-            .insert("vcpu".to_owned(), 16 + (r.next() % 49) as i64);
+            .insert("vcpu".to_owned(), 16 + (r.next_u64() % 49) as i64);
         if pools > 1 {
             c.inventory_provider = Some(format!("pool{}", i % pools));
         }
