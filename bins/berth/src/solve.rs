@@ -6,7 +6,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use berth_engine::{EngineError, ErrorCode, LatencyModel, PlanOptions, PlanOutcome, Status};
+use berth_engine::{
+    CloudPolicyInput, EngineError, ErrorCode, LatencyModel, PlanOptions, PlanOutcome, Status,
+};
 use berth_inventory::{Inventory, InventoryError, StaticProvider};
 
 use crate::exit;
@@ -46,6 +48,16 @@ pub struct Args {
     /// Directory `get_file` paths are relative to (default: the template's directory).
     #[arg(long, value_name = "DIR")]
     files_dir: Option<PathBuf>,
+    /// Cloud selection policy (seed 002, YAML or JSON) applied to the demands it names;
+    /// needs --cloud-owners and --cloud-costs.
+    #[arg(long, value_name = "FILE", requires_all = ["cloud_owners", "cloud_costs"])]
+    cloud_policy: Option<PathBuf>,
+    /// Owner capability file for --cloud-policy: which intents each cloud owner realizes.
+    #[arg(long, value_name = "FILE", requires_all = ["cloud_policy", "cloud_costs"])]
+    cloud_owners: Option<PathBuf>,
+    /// Workload deployment cost file for --cloud-policy.
+    #[arg(long, value_name = "FILE", requires_all = ["cloud_policy", "cloud_owners"])]
+    cloud_costs: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -114,6 +126,17 @@ pub fn run(args: &Args) -> Result<u8> {
             return Ok(fail(args.format, &EngineError::InvalidInput { problems }));
         }
     };
+    let cloud_policy = match load_cloud_policy(args)? {
+        Ok(c) => c,
+        Err(e) => {
+            if let EngineError::InvalidInput { problems } = &e {
+                for p in problems {
+                    eprintln!("berth: error: {p}");
+                }
+            }
+            return Ok(fail(args.format, &e));
+        }
+    };
     let provider = StaticProvider::new(inventory);
     let plan_opts = PlanOptions {
         solutions: args.solutions as usize,
@@ -124,6 +147,7 @@ pub fn run(args: &Args) -> Result<u8> {
         latency: args.latency_per_km.map(LatencyModel::per_km),
         existing_bonus: args.existing_bonus,
         topology: topology.map(std::sync::Arc::new),
+        cloud_policy: cloud_policy.map(std::sync::Arc::new),
         ..PlanOptions::default()
     };
     let result = {
@@ -141,6 +165,25 @@ pub fn run(args: &Args) -> Result<u8> {
         }
         Err(e) => Ok(fail(args.format, &e)),
     }
+}
+
+/// The cloud policy and its operator files: all three or none (clap enforces it). IO errors
+/// are `Err` (exit 2); invalid documents are `Ok(Err(..))` (exit 1).
+fn load_cloud_policy(args: &Args) -> Result<Result<Option<CloudPolicyInput>, EngineError>> {
+    let (Some(policy), Some(owners), Some(costs)) =
+        (&args.cloud_policy, &args.cloud_owners, &args.cloud_costs)
+    else {
+        return Ok(Ok(None));
+    };
+    let read = |p: &PathBuf, what: &str| {
+        std::fs::read_to_string(p).with_context(|| format!("cannot read {what} {}", p.display()))
+    };
+    let (policy, owners, costs) = (
+        read(policy, "cloud policy")?,
+        read(owners, "cloud owner file")?,
+        read(costs, "cloud cost file")?,
+    );
+    Ok(CloudPolicyInput::parse(&policy, &owners, &costs).map(Some))
 }
 
 /// Prints an error outcome (JSON on stdout, text on stderr) and picks the exit code.

@@ -6,7 +6,13 @@
 //!   [`berth_inventory::InventoryProvider`], lowers constraints and objective with
 //!   `berth-constraints`, solves with `berth-solver`, and reports a [`PlanOutcome`].
 //! - [`PlanOptions`]: number of plans (k best), time and node limits, HAS `unique`, latency
-//!   model, existing-placement bonus, service controllers, topology, clock.
+//!   model, existing-placement bonus, service controllers, topology, clock, and an optional
+//!   [`CloudPolicyInput`] (seed 002 cloud selection policy with its owner and cost files).
+//! - Cloud policy: for demands the policy applies to, cloud candidates the policy rejects are
+//!   removed before lowering (triage `cloud-policy:<reason>`, e.g.
+//!   `cloud-policy:intent_unsupported`); each kept one adds its net value (cost and distance,
+//!   normalized and weighted) as a unary term to the objective (subtracted when maximizing),
+//!   and its placement reports `realized_intent`, `deployment_cost` and `cloud_net_value`.
 //! - [`PlanOutcome`]: serializes to exactly the `berth solve` JSON contract
 //!   `{status, optimal, message, solutions[{objective, placements}], triage, stats}`; status is
 //!   `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]).
@@ -46,13 +52,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod cloud;
 mod error;
 mod options;
 mod outcome;
 mod plan;
 mod resolve;
 
+pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload};
 pub use berth_constraints::LatencyModel;
+pub use cloud::{CloudPolicyInput, rejection_name};
 pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};
 pub use outcome::{DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status};

@@ -8,6 +8,8 @@ use berth_constraints::LatencyModel;
 use berth_inventory::ServiceController;
 use berth_topology::Topology;
 
+use crate::CloudPolicyInput;
+
 /// A monotonic clock: time elapsed since an arbitrary origin.
 pub trait Clock: Send + Sync {
     /// Time since the clock's origin.
@@ -76,6 +78,8 @@ pub struct PlanOptions {
     pub topology: Option<Arc<Topology>>,
     /// The clock for `time_limit` and `elapsed_ms`; `None` = [`SystemClock`].
     pub clock: Option<Arc<dyn Clock>>,
+    /// A cloud selection policy to apply to the demands it names (see [`CloudPolicyInput`]).
+    pub cloud_policy: Option<Arc<CloudPolicyInput>>,
 }
 
 impl Default for PlanOptions {
@@ -91,6 +95,7 @@ impl Default for PlanOptions {
             controllers: BTreeMap::new(),
             topology: None,
             clock: None,
+            cloud_policy: None,
         }
     }
 }
@@ -108,6 +113,10 @@ impl std::fmt::Debug for PlanOptions {
             .field("controllers", &self.controllers.keys().collect::<Vec<_>>())
             .field("topology", &self.topology.is_some())
             .field("clock", &self.clock.is_some())
+            .field(
+                "cloud_policy",
+                &self.cloud_policy.as_ref().map(|c| &c.policy.policy_name),
+            )
             .finish()
     }
 }

@@ -5,10 +5,13 @@ use std::sync::Arc;
 
 use berth_constraints::{Environment, Lowered, lower};
 use berth_inventory::{Candidate, InventoryProvider};
-use berth_solver::{Outcome, Problem, SolveOptions, StopReason, Triage, Unique, VarId};
+use berth_solver::{
+    Expr, Outcome, Problem, Sense, SolveOptions, StopReason, Triage, Unique, VarId,
+};
 use berth_template::Template;
 use indexmap::IndexMap;
 
+use crate::cloud;
 use crate::options::{ClockDeadline, SystemClock};
 use crate::outcome::{DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status};
 use crate::resolve::{Resolution, resolve};
@@ -51,7 +54,11 @@ pub fn plan(
             "latency model has a negative or non-finite term; expected finite numbers >= 0",
         ));
     }
-    let res = resolve(template, provider)?;
+    let mut res = resolve(template, provider)?;
+    let applied = match &opts.cloud_policy {
+        Some(input) => Some(cloud::apply(&mut res, input)?),
+        None => None,
+    };
     let env = Environment {
         provider,
         controllers: opts.controllers.clone(),
@@ -59,7 +66,10 @@ pub fn plan(
         latency: opts.latency,
         existing_bonus: opts.existing_bonus,
     };
-    let lowered = lower(template, &res.space, &env).map_err(EngineError::from_constraints)?;
+    let mut lowered = lower(template, &res.space, &env).map_err(EngineError::from_constraints)?;
+    if let Some(applied) = &applied {
+        add_net_value(&mut lowered.problem, applied);
+    }
     let unique = if opts.unique {
         Unique::All
     } else if res.unique.is_empty() {
@@ -87,10 +97,35 @@ pub fn plan(
         .map_err(|e| EngineError::Internal {
             message: format!("the solver rejected the lowered problem: {e}"),
         })?;
-    let mut out = report(&res, &lowered, &outcome);
+    let mut out = report(&res, &lowered, applied.as_ref(), &outcome);
     out.stats.elapsed_ms =
         u64::try_from(clock.now().saturating_sub(start).as_millis()).unwrap_or(u64::MAX);
     Ok(out)
+}
+
+/// Adds each cloud policy demand's net value as a unary term: lower is better, so it is
+/// subtracted when the template maximizes. Unary terms keep the solver's bounds admissible.
+fn add_net_value(p: &mut Problem, applied: &cloud::Applied) {
+    let sign = match p.sense() {
+        Sense::Minimize => 1.0,
+        Sense::Maximize => -1.0,
+    };
+    let mut terms = vec![(1.0, p.objective().clone())];
+    for (d, scores) in applied.iter().enumerate() {
+        let Some(scores) = scores else { continue };
+        if scores.is_empty() {
+            continue;
+        }
+        let costs: Vec<f64> = scores
+            .iter()
+            .map(|s| s.as_ref().map_or(0.0, |s| s.net_value))
+            .collect();
+        terms.push((sign, Expr::unary(VarId(d as u32), costs)));
+    }
+    if terms.len() > 1 {
+        let sense = p.sense();
+        p.set_objective(sense, Expr::sum(terms));
+    }
 }
 
 fn limit_name(s: Option<StopReason>) -> &'static str {
@@ -101,7 +136,12 @@ fn limit_name(s: Option<StopReason>) -> &'static str {
     }
 }
 
-fn report(res: &Resolution, lowered: &Lowered, outcome: &Outcome) -> PlanOutcome {
+fn report(
+    res: &Resolution,
+    lowered: &Lowered,
+    applied: Option<&cloud::Applied>,
+    outcome: &Outcome,
+) -> PlanOutcome {
     let p = &lowered.problem;
     let stats = outcome.stats();
     let (status, optimal, message, triage) = match outcome {
@@ -185,6 +225,7 @@ fn report(res: &Resolution, lowered: &Lowered, outcome: &Outcome) -> PlanOutcome
                         placement(
                             res,
                             lowered,
+                            applied,
                             x,
                             s.values.get(x.index()).map_or(0, |v| v.index()),
                         ),
@@ -207,10 +248,12 @@ fn report(res: &Resolution, lowered: &Lowered, outcome: &Outcome) -> PlanOutcome
 }
 
 /// The candidate's fields as JSON (nulls, empty collections and flavors left out), plus the
-/// HPA flavors chosen when an `hpa` constraint applies.
+/// HPA flavors chosen when an `hpa` constraint applies, plus the realized intent, cost and
+/// net value when a cloud policy applies.
 fn placement(
     res: &Resolution,
     lowered: &Lowered,
+    applied: Option<&cloud::Applied>,
     x: VarId,
     v: usize,
 ) -> serde_json::Map<String, serde_json::Value> {
@@ -233,6 +276,20 @@ fn placement(
             .collect();
         m.insert("flavor_map".to_owned(), serde_json::Value::Object(map));
         m.insert("hpa_score".to_owned(), serde_json::json!(h.score));
+    }
+    if let Some(s) = applied
+        .and_then(|a| a.get(d))
+        .and_then(Option::as_ref)
+        .and_then(|s| s.get(v))
+        .and_then(Option::as_ref)
+    {
+        if let Ok(r) = serde_json::to_value(&s.realized) {
+            m.insert("realized_intent".to_owned(), r);
+        }
+        if let Some(c) = s.cost.as_ref().and_then(|c| serde_json::to_value(c).ok()) {
+            m.insert("deployment_cost".to_owned(), c);
+        }
+        m.insert("cloud_net_value".to_owned(), serde_json::json!(s.net_value));
     }
     m
 }

@@ -247,3 +247,97 @@ fn table_output_and_limits() {
     let v = json(&o);
     assert_eq!(v["optimal"], false);
 }
+
+fn cloud_args(policy: &str) -> Vec<String> {
+    vec![
+        "solve".to_owned(),
+        repo("examples/cloud-policy/homing.yaml"),
+        "--inventory".to_owned(),
+        repo("examples/inventory.yaml"),
+        "--cloud-policy".to_owned(),
+        repo(policy),
+        "--cloud-owners".to_owned(),
+        repo("examples/cloud-policy/homing-owners.yaml"),
+        "--cloud-costs".to_owned(),
+        repo("examples/cloud-policy/homing-costs.yaml"),
+        "--format".to_owned(),
+        "json".to_owned(),
+    ]
+}
+
+#[test]
+fn cloud_policy_drops_owners_and_prices_regions() {
+    let args = cloud_args("examples/cloud-policy/homing-policy.json");
+    // Without the policy the nearest region wins: att-aic's dfw1, at the customer.
+    let plain: Vec<&str> = args[..4].iter().map(String::as_str).collect();
+    let o = berth(&[plain.as_slice(), &["--format", "json"]].concat());
+    assert_eq!(o.status.code(), Some(0));
+    let v = json(&o);
+    assert_eq!(
+        v["solutions"][0]["placements"]["vgw"]["candidate_id"],
+        "dfw1"
+    );
+    assert_eq!(v["solutions"][0]["objective"], 0.0);
+
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = berth(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    assert_eq!(v["optimal"], true);
+    // att-aic costs 100 (net 200 at 0 km); aws costs 30 + 5 for burstable-qos-25, so its
+    // Dallas region dfw2 (26 km away) nets 70 + 26 km and wins.
+    let p = &v["solutions"][0]["placements"]["vgw"];
+    assert_eq!(p["candidate_id"], "dfw2");
+    assert_eq!(p["cloud_owner"], "aws");
+    assert_eq!(p["realized_intent"]["cloud_owner"], "aws");
+    assert_eq!(p["realized_intent"]["region_id"], "dfw2");
+    assert_eq!(p["realized_intent"]["isolation"]["qos"], "burstable");
+    assert_eq!(
+        p["realized_intent"]["isolation"]["oversubscription_percent"],
+        25
+    );
+    assert_eq!(p["deployment_cost"]["total"], 35.0);
+    let net = p["cloud_net_value"].as_f64().expect("net value");
+    let km = net - 70.0;
+    assert!(km > 20.0 && km < 30.0, "{km}");
+    // The objective is the template's distance plus the net value.
+    let objective = v["solutions"][0]["objective"].as_f64().expect("objective");
+    assert!((objective - (km + net)).abs() < 1e-9, "{objective}");
+
+    let removed = &v["triage"]["vgw"]["removed"];
+    assert_eq!(v["triage"]["vgw"]["candidates"], 40);
+    assert_eq!(removed.as_object().map(|m| m.len()), Some(11));
+    assert_eq!(removed["hou2"], "cloud-policy:intent_unsupported"); // azure
+    assert_eq!(removed["sfo1"], "cloud-policy:oversubscription_not_offered"); // gcp
+}
+
+#[test]
+fn cloud_policy_flags_come_together() {
+    let mut args = cloud_args("examples/cloud-policy/homing-policy.json");
+    args.drain(6..10); // keep --cloud-policy, drop --cloud-owners and --cloud-costs
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = berth(&args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--cloud-owners") && err.contains("--cloud-costs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_cloud_policy_is_a_domain_failure() {
+    let args = cloud_args("examples/cloud-policy/homing-owners.yaml");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = berth(&args);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["status"], "error");
+    let msg = v["message"].as_str().expect("message");
+    assert!(msg.contains("missing required field `content`"), "{msg}");
+}

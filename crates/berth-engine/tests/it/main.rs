@@ -2,6 +2,7 @@
 //! snapshots of outcomes, and the brute-force oracle property test.
 
 mod cases;
+mod cloud;
 mod counterexample;
 mod oracle;
 mod snapshots;

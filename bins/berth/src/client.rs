@@ -1,0 +1,380 @@
+//! Client commands against a running `berthd`: `berth plan|reservation|capacity|instance ...`.
+//! Responses are printed as JSON; exit 0 on success, 1 on a domain failure (invalid,
+//! conflict, not found, plan not found/error), 2 when the daemon cannot be reached.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use reqwest::blocking::{Client, RequestBuilder};
+use serde_json::{Value, json};
+
+use crate::exit;
+
+/// Where the daemon is and how to authenticate.
+#[derive(clap::Args, Debug)]
+pub struct Conn {
+    /// Daemon base URL.
+    #[arg(long, global = true, default_value = "http://127.0.0.1:8091", value_name = "URL")]
+    url: String,
+    /// Bearer token.
+    #[arg(long, global = true, value_name = "TOKEN")]
+    token: Option<String>,
+    /// HTTP Basic credentials `user:password`.
+    #[arg(long, global = true, value_name = "USER:PASSWORD")]
+    basic: Option<String>,
+}
+
+/// `berth plan ...`.
+#[derive(clap::Args, Debug)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    conn: Conn,
+    #[command(subcommand)]
+    cmd: PlanCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum PlanCmd {
+    /// Submit a template (YAML or JSON) as a plan.
+    Create {
+        /// Template file.
+        template: PathBuf,
+        /// Plan name (default: the file name).
+        #[arg(long)]
+        name: Option<String>,
+        /// How many plans (`N` or `all`).
+        #[arg(long, default_value = "1")]
+        solutions: String,
+        /// Solve time limit in seconds.
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Wait until the plan is final and print it.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Print one plan.
+    Get {
+        /// Plan id.
+        id: String,
+    },
+    /// Print every plan.
+    List,
+    /// Delete a plan.
+    Delete {
+        /// Plan id.
+        id: String,
+    },
+}
+
+/// `berth reservation ...`.
+#[derive(clap::Args, Debug)]
+pub struct ReservationArgs {
+    #[command(flatten)]
+    conn: Conn,
+    #[command(subcommand)]
+    cmd: ReservationCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum ReservationCmd {
+    /// Reserve capacity.
+    Create {
+        #[command(flatten)]
+        spec: Spec,
+        /// Idempotency key: repeating the request returns the first answer.
+        #[arg(long)]
+        idempotency_key: Option<String>,
+    },
+    /// Change a reservation (given fields only).
+    Update {
+        /// Reservation id.
+        id: String,
+        #[command(flatten)]
+        spec: Spec,
+    },
+    /// Cancel a reservation.
+    Cancel {
+        /// Reservation id.
+        id: String,
+    },
+    /// Find reservations.
+    Query {
+        /// Zone.
+        #[arg(long)]
+        zone: Option<String>,
+    },
+}
+
+/// Amounts and window of a request.
+#[derive(clap::Args, Debug)]
+struct Spec {
+    /// Zone.
+    #[arg(long)]
+    zone: Option<String>,
+    /// Provider (pool) in the zone.
+    #[arg(long)]
+    provider: Option<String>,
+    /// Amount: `-c cores=5 -c ram=25600`.
+    #[arg(short = 'c', long = "capacity", value_name = "DIM=N", value_parser = parse_amount)]
+    capacity: Vec<(String, u64)>,
+    /// Start (RFC 3339).
+    #[arg(long)]
+    start: Option<String>,
+    /// End (RFC 3339).
+    #[arg(long)]
+    end: Option<String>,
+}
+
+/// `berth capacity ...`.
+#[derive(clap::Args, Debug)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    conn: Conn,
+    #[command(subcommand)]
+    cmd: CapacityCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum CapacityCmd {
+    /// Capacity per pool.
+    Query {
+        /// Zone.
+        #[arg(long)]
+        zone: Option<String>,
+        /// Provider.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Include the utilization timeline.
+        #[arg(long)]
+        timeline: bool,
+    },
+    /// Add capacity to a pool.
+    Increase {
+        #[command(flatten)]
+        spec: Spec,
+    },
+    /// Remove capacity from a pool.
+    Decrease {
+        #[command(flatten)]
+        spec: Spec,
+    },
+}
+
+/// `berth instance ...`.
+#[derive(clap::Args, Debug)]
+pub struct InstanceArgs {
+    #[command(flatten)]
+    conn: Conn,
+    #[command(subcommand)]
+    cmd: InstanceCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum InstanceCmd {
+    /// Allocate an instance (from a reservation, or unreserved capacity in a zone).
+    Create {
+        /// Reservation to draw from.
+        #[arg(long)]
+        reservation: Option<String>,
+        #[command(flatten)]
+        spec: Spec,
+    },
+    /// Release an instance.
+    Destroy {
+        /// Instance id.
+        id: String,
+    },
+}
+
+fn parse_amount(s: &str) -> Result<(String, u64), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("expected DIM=N, found `{s}`"))?;
+    let n = v.trim().parse().map_err(|_| format!("`{v}` is not a non-negative integer"))?;
+    Ok((k.trim().to_owned(), n))
+}
+
+impl Spec {
+    fn body(&self) -> Value {
+        let mut b = serde_json::Map::new();
+        let mut put = |k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                b.insert(k.to_owned(), json!(v));
+            }
+        };
+        put("zone", &self.zone);
+        put("provider", &self.provider);
+        put("start", &self.start);
+        put("end", &self.end);
+        if !self.capacity.is_empty() {
+            let cap: BTreeMap<&str, u64> = self.capacity.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+            b.insert("capacity".into(), json!(cap));
+        }
+        Value::Object(b)
+    }
+}
+
+struct Api {
+    client: Client,
+    conn: Conn,
+}
+
+impl Api {
+    fn new(conn: Conn) -> Result<Api> {
+        let client = Client::builder().timeout(Duration::from_secs(60)).build().context("cannot build an HTTP client")?;
+        Ok(Api { client, conn })
+    }
+
+    fn auth(&self, r: RequestBuilder) -> RequestBuilder {
+        let r = match &self.conn.token {
+            Some(t) => r.bearer_auth(t),
+            None => r,
+        };
+        match self.conn.basic.as_deref().and_then(|b| b.split_once(':')) {
+            Some((u, p)) => r.basic_auth(u, Some(p)),
+            None => r,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.conn.url.trim_end_matches('/'))
+    }
+
+    /// Sends; returns the status and the JSON body (text wrapped as a string).
+    fn send(&self, r: RequestBuilder) -> Result<(u16, Value)> {
+        let resp = self.auth(r).send().with_context(|| format!("cannot reach berthd at {}", self.conn.url))?;
+        let status = resp.status().as_u16();
+        let text = resp.text().context("cannot read the response")?;
+        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        Ok((status, body))
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Result<(u16, Value)> {
+        self.send(self.client.post(self.url(path)).json(body))
+    }
+
+    fn get(&self, path: &str) -> Result<(u16, Value)> {
+        self.send(self.client.get(self.url(path)))
+    }
+
+    fn delete(&self, path: &str) -> Result<(u16, Value)> {
+        self.send(self.client.delete(self.url(path)))
+    }
+}
+
+/// Prints the body and maps the status to an exit code (5xx: 2, other errors: 1).
+fn report((status, body): (u16, Value)) -> Result<u8> {
+    if !body.is_null() {
+        println!("{}", serde_json::to_string_pretty(&body).context("cannot print the response")?);
+    }
+    Ok(match status {
+        200..=299 => exit::OK,
+        500..=599 => exit::USAGE,
+        _ => exit::DOMAIN,
+    })
+}
+
+/// Runs `berth plan ...`.
+pub fn plan(args: PlanArgs) -> Result<u8> {
+    let api = Api::new(args.conn)?;
+    match args.cmd {
+        PlanCmd::Create { template, name, solutions, timeout, wait } => {
+            let text = std::fs::read_to_string(&template).with_context(|| format!("cannot read template {}", template.display()))?;
+            let name = name.unwrap_or_else(|| template.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plan".into()));
+            let mut body = json!({"name": name, "template": text, "num_solution": solutions});
+            if let Some(t) = timeout {
+                body["timeout"] = json!(t);
+            }
+            let (status, created) = api.post("/v1/plans", &body)?;
+            if !wait || status != 201 {
+                return report((status, created));
+            }
+            let Some(id) = created["id"].as_str() else { bail!("the daemon answered without a plan id") };
+            let started = Instant::now();
+            loop {
+                let (s, v) = api.get(&format!("/v1/plans/{id}"))?;
+                let st = v["plans"][0]["status"].as_str().unwrap_or_default().to_owned();
+                if s != 200 || ["done", "not found", "error"].contains(&st.as_str()) {
+                    let code = report((s, v))?;
+                    return Ok(if st == "done" { code } else { code.max(exit::DOMAIN) });
+                }
+                if started.elapsed() > Duration::from_secs(3600) {
+                    bail!("plan {id} is still `{st}` after an hour");
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        PlanCmd::Get { id } => report(api.get(&format!("/v1/plans/{id}"))?),
+        PlanCmd::List => report(api.get("/v1/plans")?),
+        PlanCmd::Delete { id } => report(api.delete(&format!("/v1/plans/{id}"))?),
+    }
+}
+
+/// Runs `berth reservation ...`.
+pub fn reservation(args: ReservationArgs) -> Result<u8> {
+    let api = Api::new(args.conn)?;
+    match args.cmd {
+        ReservationCmd::Create { spec, idempotency_key } => {
+            let mut r = api.client.post(api.url("/create-reservation")).json(&spec.body());
+            if let Some(k) = idempotency_key {
+                r = r.header("Idempotency-Key", k);
+            }
+            report(api.send(r)?)
+        }
+        ReservationCmd::Update { id, spec } => {
+            let mut body = spec.body();
+            body["reservation-id"] = json!(id);
+            report(api.post("/update-reservation", &body)?)
+        }
+        ReservationCmd::Cancel { id } => report(api.post("/cancel-reservation", &json!({"reservation-id": id}))?),
+        ReservationCmd::Query { zone } => report(api.post("/query-reservation", &json!({"zone": zone}))?),
+    }
+}
+
+/// Runs `berth capacity ...`.
+pub fn capacity(args: CapacityArgs) -> Result<u8> {
+    let api = Api::new(args.conn)?;
+    match args.cmd {
+        CapacityCmd::Query { zone, provider, timeline } => {
+            report(api.post("/query-capacity", &json!({"zone": zone, "provider": provider, "show-utilization": timeline}))?)
+        }
+        CapacityCmd::Increase { spec } => report(api.post("/increase-capacity", &spec.body())?),
+        CapacityCmd::Decrease { spec } => report(api.post("/decrease-capacity", &spec.body())?),
+    }
+}
+
+/// Runs `berth instance ...`.
+pub fn instance(args: InstanceArgs) -> Result<u8> {
+    let api = Api::new(args.conn)?;
+    match args.cmd {
+        InstanceCmd::Create { reservation, spec } => {
+            let mut body = spec.body();
+            if let Some(r) = reservation {
+                body["reservation-id"] = json!(r);
+            }
+            report(api.post("/create-instance", &body)?)
+        }
+        InstanceCmd::Destroy { id } => report(api.post("/destroy-instance", &json!({"instance-id": id}))?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_parse_and_bodies_carry_only_given_fields() {
+        assert_eq!(parse_amount("cores=5"), Ok(("cores".to_owned(), 5)));
+        assert!(parse_amount("cores").is_err());
+        assert!(parse_amount("cores=-1").is_err());
+        let spec = Spec { zone: Some("z".into()), provider: None, capacity: vec![("cores".into(), 5)], start: None, end: Some("2030-01-01T00:00:00Z".into()) };
+        assert_eq!(spec.body(), json!({"zone": "z", "end": "2030-01-01T00:00:00Z", "capacity": {"cores": 5}}));
+    }
+
+    #[test]
+    fn statuses_map_to_exit_codes() {
+        assert_eq!(report((201, Value::Null)).ok(), Some(exit::OK));
+        assert_eq!(report((409, json!({"result": "conflict"}))).ok(), Some(exit::DOMAIN));
+        assert_eq!(report((503, Value::Null)).ok(), Some(exit::USAGE));
+    }
+}
