@@ -12,7 +12,9 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   ci      fmt check, clippy -D warnings, tidy, all tests and doctests, bench smoke, fuzz check
   tidy    layering rule, `//!` headers, no ignored or should-panic tests
-  bench   run the criterion benches briefly (extra arguments go to cargo bench)";
+  bench   run the criterion benches briefly (extra arguments go to cargo bench)
+  codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)
+  loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,6 +22,8 @@ fn main() {
         Some("ci") => ci(),
         Some("tidy") => tidy::run(&root()),
         Some("bench") => bench(&args[1..]),
+        Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
+        Some("loadtest") => loadtest(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -125,6 +129,9 @@ fn ci() -> Result<()> {
     fuzz.args(["check", "--manifest-path", "fuzz/Cargo.toml", "--bins"]);
     run("cargo check (fuzz package)", fuzz)?;
 
+    eprintln!("\n==> xtask codegen --check");
+    codegen(true)?;
+
     eprintln!("\nxtask ci: all steps passed in {:.0?}", started.elapsed());
     Ok(())
 }
@@ -137,4 +144,48 @@ fn bench(extra: &[String]) -> Result<()> {
         b.args(["--", "--warm-up-time", "1", "--measurement-time", "3"]);
     }
     run("cargo bench", b)
+}
+
+fn codegen(check: bool) -> Result<()> {
+    let out = cargo()
+        .args(["run", "-q", "-p", "berth-api", "--bin", "berth-openapi"])
+        .output()
+        .context("cannot run berth-openapi")?;
+    if !out.status.success() {
+        bail!(
+            "berth-openapi failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let path = root().join("docs/openapi.json");
+    let committed = std::fs::read(&path).unwrap_or_default();
+    if check {
+        if committed != out.stdout {
+            bail!("docs/openapi.json is stale; run `cargo xtask codegen`");
+        }
+        eprintln!("codegen: docs/openapi.json is fresh");
+        return Ok(());
+    }
+    std::fs::write(&path, &out.stdout)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("codegen: wrote {}", path.display());
+    Ok(())
+}
+
+fn loadtest(extra: &[String]) -> Result<()> {
+    let mut l = cargo();
+    l.args([
+        "run",
+        "--release",
+        "-p",
+        "berthd",
+        "--bin",
+        "berth-loadtest",
+        "--",
+    ]);
+    if extra.is_empty() {
+        l.args(["--clients", "64"]);
+    }
+    l.args(extra);
+    run("berth-loadtest", l)
 }

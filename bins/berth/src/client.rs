@@ -16,7 +16,12 @@ use crate::exit;
 #[derive(clap::Args, Debug)]
 pub struct Conn {
     /// Daemon base URL.
-    #[arg(long, global = true, default_value = "http://127.0.0.1:8091", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "http://127.0.0.1:8091",
+        value_name = "URL"
+    )]
     url: String,
     /// Bearer token.
     #[arg(long, global = true, value_name = "TOKEN")]
@@ -189,8 +194,13 @@ enum InstanceCmd {
 }
 
 fn parse_amount(s: &str) -> Result<(String, u64), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("expected DIM=N, found `{s}`"))?;
-    let n = v.trim().parse().map_err(|_| format!("`{v}` is not a non-negative integer"))?;
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected DIM=N, found `{s}`"))?;
+    let n = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{v}` is not a non-negative integer"))?;
     Ok((k.trim().to_owned(), n))
 }
 
@@ -207,7 +217,11 @@ impl Spec {
         put("start", &self.start);
         put("end", &self.end);
         if !self.capacity.is_empty() {
-            let cap: BTreeMap<&str, u64> = self.capacity.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+            let cap: BTreeMap<&str, u64> = self
+                .capacity
+                .iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect();
             b.insert("capacity".into(), json!(cap));
         }
         Value::Object(b)
@@ -221,7 +235,10 @@ struct Api {
 
 impl Api {
     fn new(conn: Conn) -> Result<Api> {
-        let client = Client::builder().timeout(Duration::from_secs(60)).build().context("cannot build an HTTP client")?;
+        let client = Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .context("cannot build an HTTP client")?;
         Ok(Api { client, conn })
     }
 
@@ -242,10 +259,17 @@ impl Api {
 
     /// Sends; returns the status and the JSON body (text wrapped as a string).
     fn send(&self, r: RequestBuilder) -> Result<(u16, Value)> {
-        let resp = self.auth(r).send().with_context(|| format!("cannot reach berthd at {}", self.conn.url))?;
+        let resp = self
+            .auth(r)
+            .send()
+            .with_context(|| format!("cannot reach berthd at {}", self.conn.url))?;
         let status = resp.status().as_u16();
         let text = resp.text().context("cannot read the response")?;
-        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
         Ok((status, body))
     }
 
@@ -265,7 +289,10 @@ impl Api {
 /// Prints the body and maps the status to an exit code (5xx: 2, other errors: 1).
 fn report((status, body): (u16, Value)) -> Result<u8> {
     if !body.is_null() {
-        println!("{}", serde_json::to_string_pretty(&body).context("cannot print the response")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&body).context("cannot print the response")?
+        );
     }
     Ok(match status {
         200..=299 => exit::OK,
@@ -278,9 +305,21 @@ fn report((status, body): (u16, Value)) -> Result<u8> {
 pub fn plan(args: PlanArgs) -> Result<u8> {
     let api = Api::new(args.conn)?;
     match args.cmd {
-        PlanCmd::Create { template, name, solutions, timeout, wait } => {
-            let text = std::fs::read_to_string(&template).with_context(|| format!("cannot read template {}", template.display()))?;
-            let name = name.unwrap_or_else(|| template.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plan".into()));
+        PlanCmd::Create {
+            template,
+            name,
+            solutions,
+            timeout,
+            wait,
+        } => {
+            let text = std::fs::read_to_string(&template)
+                .with_context(|| format!("cannot read template {}", template.display()))?;
+            let name = name.unwrap_or_else(|| {
+                template
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "plan".into())
+            });
             let mut body = json!({"name": name, "template": text, "num_solution": solutions});
             if let Some(t) = timeout {
                 body["timeout"] = json!(t);
@@ -289,14 +328,23 @@ pub fn plan(args: PlanArgs) -> Result<u8> {
             if !wait || status != 201 {
                 return report((status, created));
             }
-            let Some(id) = created["id"].as_str() else { bail!("the daemon answered without a plan id") };
+            let Some(id) = created["id"].as_str() else {
+                bail!("the daemon answered without a plan id")
+            };
             let started = Instant::now();
             loop {
                 let (s, v) = api.get(&format!("/v1/plans/{id}"))?;
-                let st = v["plans"][0]["status"].as_str().unwrap_or_default().to_owned();
+                let st = v["plans"][0]["status"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
                 if s != 200 || ["done", "not found", "error"].contains(&st.as_str()) {
                     let code = report((s, v))?;
-                    return Ok(if st == "done" { code } else { code.max(exit::DOMAIN) });
+                    return Ok(if st == "done" {
+                        code
+                    } else {
+                        code.max(exit::DOMAIN)
+                    });
                 }
                 if started.elapsed() > Duration::from_secs(3600) {
                     bail!("plan {id} is still `{st}` after an hour");
@@ -314,8 +362,14 @@ pub fn plan(args: PlanArgs) -> Result<u8> {
 pub fn reservation(args: ReservationArgs) -> Result<u8> {
     let api = Api::new(args.conn)?;
     match args.cmd {
-        ReservationCmd::Create { spec, idempotency_key } => {
-            let mut r = api.client.post(api.url("/create-reservation")).json(&spec.body());
+        ReservationCmd::Create {
+            spec,
+            idempotency_key,
+        } => {
+            let mut r = api
+                .client
+                .post(api.url("/create-reservation"))
+                .json(&spec.body());
             if let Some(k) = idempotency_key {
                 r = r.header("Idempotency-Key", k);
             }
@@ -326,8 +380,12 @@ pub fn reservation(args: ReservationArgs) -> Result<u8> {
             body["reservation-id"] = json!(id);
             report(api.post("/update-reservation", &body)?)
         }
-        ReservationCmd::Cancel { id } => report(api.post("/cancel-reservation", &json!({"reservation-id": id}))?),
-        ReservationCmd::Query { zone } => report(api.post("/query-reservation", &json!({"zone": zone}))?),
+        ReservationCmd::Cancel { id } => {
+            report(api.post("/cancel-reservation", &json!({"reservation-id": id}))?)
+        }
+        ReservationCmd::Query { zone } => {
+            report(api.post("/query-reservation", &json!({"zone": zone}))?)
+        }
     }
 }
 
@@ -335,9 +393,14 @@ pub fn reservation(args: ReservationArgs) -> Result<u8> {
 pub fn capacity(args: CapacityArgs) -> Result<u8> {
     let api = Api::new(args.conn)?;
     match args.cmd {
-        CapacityCmd::Query { zone, provider, timeline } => {
-            report(api.post("/query-capacity", &json!({"zone": zone, "provider": provider, "show-utilization": timeline}))?)
-        }
+        CapacityCmd::Query {
+            zone,
+            provider,
+            timeline,
+        } => report(api.post(
+            "/query-capacity",
+            &json!({"zone": zone, "provider": provider, "show-utilization": timeline}),
+        )?),
         CapacityCmd::Increase { spec } => report(api.post("/increase-capacity", &spec.body())?),
         CapacityCmd::Decrease { spec } => report(api.post("/decrease-capacity", &spec.body())?),
     }
@@ -354,7 +417,9 @@ pub fn instance(args: InstanceArgs) -> Result<u8> {
             }
             report(api.post("/create-instance", &body)?)
         }
-        InstanceCmd::Destroy { id } => report(api.post("/destroy-instance", &json!({"instance-id": id}))?),
+        InstanceCmd::Destroy { id } => {
+            report(api.post("/destroy-instance", &json!({"instance-id": id}))?)
+        }
     }
 }
 
@@ -367,14 +432,26 @@ mod tests {
         assert_eq!(parse_amount("cores=5"), Ok(("cores".to_owned(), 5)));
         assert!(parse_amount("cores").is_err());
         assert!(parse_amount("cores=-1").is_err());
-        let spec = Spec { zone: Some("z".into()), provider: None, capacity: vec![("cores".into(), 5)], start: None, end: Some("2030-01-01T00:00:00Z".into()) };
-        assert_eq!(spec.body(), json!({"zone": "z", "end": "2030-01-01T00:00:00Z", "capacity": {"cores": 5}}));
+        let spec = Spec {
+            zone: Some("z".into()),
+            provider: None,
+            capacity: vec![("cores".into(), 5)],
+            start: None,
+            end: Some("2030-01-01T00:00:00Z".into()),
+        };
+        assert_eq!(
+            spec.body(),
+            json!({"zone": "z", "end": "2030-01-01T00:00:00Z", "capacity": {"cores": 5}})
+        );
     }
 
     #[test]
     fn statuses_map_to_exit_codes() {
         assert_eq!(report((201, Value::Null)).ok(), Some(exit::OK));
-        assert_eq!(report((409, json!({"result": "conflict"}))).ok(), Some(exit::DOMAIN));
+        assert_eq!(
+            report((409, json!({"result": "conflict"}))).ok(),
+            Some(exit::DOMAIN)
+        );
         assert_eq!(report((503, Value::Null)).ok(), Some(exit::USAGE));
     }
 }

@@ -1,6 +1,7 @@
 //! The `berth` command line: parse arguments, read files, call the libraries, set the exit code.
 
 mod assembly;
+mod client;
 mod input;
 mod place;
 mod solve;
@@ -44,6 +45,14 @@ enum Command {
     /// TNC-O assembly descriptors: validate, plan.
     #[command(subcommand)]
     Assembly(assembly::Command),
+    /// Homing plans on a running berthd: create, get, list, delete.
+    Plan(client::PlanArgs),
+    /// Reservations on a running berthd: create, update, cancel, query.
+    Reservation(client::ReservationArgs),
+    /// Capacity on a running berthd: query, increase, decrease.
+    Capacity(client::CapacityArgs),
+    /// Instances (allocations) on a running berthd: create, destroy.
+    Instance(client::InstanceArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +62,10 @@ fn main() -> ExitCode {
         Command::Solve(args) => solve::run(&args),
         Command::Place(args) => place::run(&args),
         Command::Assembly(cmd) => assembly::run(&cmd),
+        Command::Plan(a) => client::plan(a),
+        Command::Reservation(a) => client::reservation(a),
+        Command::Capacity(a) => client::capacity(a),
+        Command::Instance(a) => client::instance(a),
         Command::Schema => {
             let schema = berth_template::json_schema();
             match serde_json::to_string_pretty(&schema) {

@@ -1,0 +1,269 @@
+//! Daemon configuration: defaults, a TOML file, then `BERTH_*` environment variables.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// Everything `berthd` can be told.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address to serve on.
+    pub listen: SocketAddr,
+    /// `sqlite://PATH` or `postgres://...`.
+    pub database_url: String,
+    /// Inventory file (YAML/JSON); the bundled example inventory when absent.
+    pub inventory: Option<PathBuf>,
+    /// Command stream of the calendar.
+    pub stream: String,
+    /// Give every inventory candidate's `capacity` to the calendar when the stream is empty.
+    pub seed_capacity: bool,
+    /// Hex key (64 digits) sealing provider credentials; without it they are not stored.
+    pub credential_key: Option<String>,
+    /// Who may call.
+    pub auth: Auth,
+    /// Request limits.
+    pub limits: Limits,
+    /// Plan workers.
+    pub plans: Plans,
+    /// Reservation policy (the calendar's `Policy` fields).
+    pub policy: Option<berth_calendar::Policy>,
+    /// Log filter (`info`, `berth=debug`, ...) and format.
+    pub log: Log,
+}
+
+/// Auth settings.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Auth {
+    /// Turn auth off (refused unless `listen` is a loopback address).
+    pub disabled: bool,
+    /// HTTP Basic accounts.
+    pub basic: Vec<BasicUser>,
+    /// Bearer tokens.
+    pub tokens: Vec<String>,
+}
+
+/// One HTTP Basic account.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BasicUser {
+    /// User name.
+    pub user: String,
+    /// Password.
+    pub password: String,
+}
+
+/// Request limits.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest body in bytes.
+    pub body_bytes: usize,
+    /// Seconds per request.
+    pub request_timeout_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            body_bytes: 4 << 20,
+            request_timeout_secs: 30,
+        }
+    }
+}
+
+/// Plan worker settings.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Plans {
+    /// Plans solved at once.
+    pub workers: usize,
+    /// Timeout when a plan gives none, in seconds.
+    pub default_timeout_secs: u64,
+    /// Largest timeout accepted.
+    pub max_timeout_secs: u64,
+}
+
+impl Default for Plans {
+    fn default() -> Self {
+        Plans {
+            workers: 2,
+            default_timeout_secs: 300,
+            max_timeout_secs: 3600,
+        }
+    }
+}
+
+/// Log settings.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Log {
+    /// `tracing` filter.
+    pub filter: String,
+    /// JSON lines instead of text.
+    pub json: bool,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Log {
+            filter: "info".into(),
+            json: false,
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8091)),
+            database_url: "sqlite://./berth-data/berth.db".into(),
+            inventory: None,
+            stream: "calendar".into(),
+            seed_capacity: true,
+            credential_key: None,
+            auth: Auth::default(),
+            limits: Limits::default(),
+            plans: Plans::default(),
+            policy: None,
+            log: Log::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Defaults, then `file` (TOML), then the environment `env` gives.
+    pub fn load(
+        file: Option<&std::path::Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config> {
+        let mut c = match file {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read config {}", p.display()))?;
+                toml::from_str(&text).with_context(|| format!("invalid config {}", p.display()))?
+            }
+            None => Config::default(),
+        };
+        if let Some(v) = env("BERTH_LISTEN") {
+            c.listen = v.parse().with_context(|| {
+                format!("BERTH_LISTEN `{v}` is not an address like 127.0.0.1:8091")
+            })?;
+        }
+        if let Some(v) = env("BERTH_DATABASE_URL") {
+            c.database_url = v;
+        }
+        if let Some(v) = env("BERTH_INVENTORY") {
+            c.inventory = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("BERTH_CREDENTIAL_KEY") {
+            c.credential_key = Some(v);
+        }
+        if let Some(v) = env("BERTH_AUTH_DISABLED") {
+            c.auth.disabled = matches!(v.as_str(), "1" | "true" | "yes");
+        }
+        if let Some(v) = env("BERTH_TOKENS") {
+            c.auth.tokens.extend(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        if let Some(v) = env("BERTH_BASIC_AUTH") {
+            for pair in v.split(',').filter(|p| !p.is_empty()) {
+                let Some((user, password)) = pair.split_once(':') else {
+                    bail!("BERTH_BASIC_AUTH expects user:password[,user:password]")
+                };
+                c.auth.basic.push(BasicUser {
+                    user: user.into(),
+                    password: password.into(),
+                });
+            }
+        }
+        if let Some(v) = env("BERTH_PLAN_WORKERS") {
+            c.plans.workers = v
+                .parse()
+                .with_context(|| format!("BERTH_PLAN_WORKERS `{v}` is not a number"))?;
+        }
+        if let Some(v) = env("BERTH_LOG") {
+            c.log.filter = v;
+        }
+        Ok(c)
+    }
+
+    /// Auth for the API. No credentials and no explicit choice means auth off on loopback
+    /// (development) and a refusal to start elsewhere; `disabled` off loopback is refused.
+    pub fn api_auth(&self) -> Result<berth_api::AuthConfig> {
+        let loopback = self.listen.ip().is_loopback();
+        let none = self.auth.basic.is_empty() && self.auth.tokens.is_empty();
+        if (self.auth.disabled || none) && !loopback {
+            bail!(
+                "auth is off but {} is not a loopback address; configure [auth] basic users or tokens",
+                self.listen
+            );
+        }
+        if self.auth.disabled || none {
+            return Ok(berth_api::AuthConfig::disabled());
+        }
+        Ok(berth_api::AuthConfig {
+            disabled: false,
+            basic: self
+                .auth
+                .basic
+                .iter()
+                .map(|b| (b.user.clone(), b.password.clone()))
+                .collect(),
+            tokens: self.auth.tokens.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_file_and_env_layer() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("b.toml");
+        std::fs::write(
+            &f,
+            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\n[plans]\nworkers = 3\n",
+        )
+        .unwrap();
+        let env = |k: &str| match k {
+            "BERTH_DATABASE_URL" => Some("sqlite::memory:".to_owned()),
+            "BERTH_BASIC_AUTH" => Some("a:b".to_owned()),
+            _ => None,
+        };
+        let c = Config::load(Some(&f), env).unwrap();
+        assert_eq!(c.listen.port(), 9000);
+        assert_eq!(c.database_url, "sqlite::memory:");
+        assert_eq!(c.plans.workers, 3);
+        let auth = c.api_auth().unwrap();
+        assert_eq!(
+            (auth.disabled, auth.tokens.len(), auth.basic.len()),
+            (false, 1, 1)
+        );
+        assert_eq!(Config::load(None, |_| None).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn bad_config_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("b.toml");
+        std::fs::write(&f, "listn = 1\n").unwrap();
+        assert!(Config::load(Some(&f), |_| None).is_err());
+        assert!(Config::load(None, |k| (k == "BERTH_LISTEN").then(|| "nope".to_owned())).is_err());
+        let open = Config {
+            listen: "0.0.0.0:8091".parse().unwrap(),
+            ..Config::default()
+        };
+        assert!(open.api_auth().is_err());
+        assert!(Config::default().api_auth().unwrap().disabled);
+    }
+}

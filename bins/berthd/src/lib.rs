@@ -1,0 +1,177 @@
+//! The daemon's wiring as a library: config, store, services, API, graceful shutdown. The
+//! `berthd` binary parses arguments and calls [`serve`]; the load test reuses it in process.
+
+pub mod config;
+pub mod loadtest;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use berth_calendar::{Amounts, CapacityChange, Command, PoolKey};
+use berth_inventory::{Inventory, StaticProvider};
+use berth_service::{
+    Notifier, NotifyConfig, PlanConfig, PlanService, ReservationOptions, ReservationService,
+    SystemClock, WallClock,
+};
+
+pub use config::Config;
+
+/// The example inventory served when no inventory is configured.
+pub const BUNDLED_INVENTORY: &str = include_str!("../../../examples/inventory.yaml");
+
+/// The configured inventory, or the bundled example.
+pub fn load_inventory(cfg: &Config) -> Result<Inventory> {
+    let text = match &cfg.inventory {
+        Some(p) => std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read inventory {}", p.display()))?,
+        None => BUNDLED_INVENTORY.to_owned(),
+    };
+    let inv = Inventory::parse(&text).map_err(|e| anyhow::anyhow!("invalid inventory: {e}"))?;
+    for w in &inv.warnings {
+        tracing::warn!(warning = %w, "inventory");
+    }
+    Ok(inv)
+}
+
+/// The calendar commands giving each candidate's capacity to a pool `(candidate, inventory)`.
+pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec<Command> {
+    inv.candidates
+        .values()
+        .filter_map(|c| {
+            let amounts: Amounts = c
+                .capacity
+                .iter()
+                .filter_map(|(d, q)| {
+                    u64::try_from(*q)
+                        .ok()
+                        .filter(|q| *q > 0)
+                        .map(|q| (berth_calendar::Dimension(d.clone()), q))
+                })
+                .collect();
+            (!amounts.is_zero()).then(|| {
+                Command::IncreaseCapacity(CapacityChange {
+                    pool: PoolKey::new(c.candidate_id.to_string(), "inventory"),
+                    start: now,
+                    end: None,
+                    amounts,
+                })
+            })
+        })
+        .collect()
+}
+
+/// Serves the API on `listener` (bound to `cfg.listen` when `None`) until `shutdown` resolves,
+/// then stops the timer and closes the store. The daemon's whole wiring.
+pub async fn serve(
+    cfg: Config,
+    listener: Option<tokio::net::TcpListener>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let auth = cfg.api_auth()?;
+    if auth.disabled {
+        tracing::warn!(listen = %cfg.listen, "auth is OFF (loopback development only)");
+    }
+    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            metrics_exporter_prometheus::Matcher::Full("berth_plan_duration_seconds".into()),
+            &[
+                0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+            ],
+        )
+        .context("cannot configure metrics")?
+        .install_recorder()
+        .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
+        .ok();
+    let store = berth_store::open(&cfg.database_url)
+        .await
+        .context("cannot open the store")?;
+    tracing::info!(backend = ?store.backend(), "store open");
+    let inventory = load_inventory(&cfg)?;
+    let seed = seed_commands(&inventory, chrono::Utc::now());
+    let key = match &cfg.credential_key {
+        Some(hex) => {
+            Some(berth_store::CredentialKey::from_hex(hex).context("invalid credential key")?)
+        }
+        None => None,
+    };
+    let clock: Arc<dyn WallClock> = Arc::new(SystemClock);
+    let opts = ReservationOptions {
+        stream: cfg.stream.clone(),
+        policy: cfg.policy.clone().unwrap_or_default(),
+        credential_key: key,
+    };
+    let notifier = Notifier::spawn(NotifyConfig::default());
+    let reservations =
+        ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier).await?;
+    if cfg.seed_capacity && reservations.seq().await == 0 && !seed.is_empty() {
+        let n = seed.len();
+        reservations
+            .batch(seed)
+            .await
+            .context("cannot seed capacity from the inventory")?;
+        tracing::info!(pools = n, "seeded calendar capacity from the inventory");
+    }
+    let plan_cfg = PlanConfig {
+        workers: cfg.plans.workers.max(1),
+        default_timeout: cfg.plans.default_timeout_secs,
+        max_timeout: cfg.plans.max_timeout_secs,
+        ..PlanConfig::default()
+    };
+    let provider: Arc<dyn berth_inventory::InventoryProvider> =
+        Arc::new(StaticProvider::new(inventory));
+    let plans = PlanService::start(
+        Arc::clone(&store),
+        provider,
+        Arc::clone(&reservations),
+        clock,
+        plan_cfg,
+    )
+    .await?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let timer = reservations.spawn_timer(Duration::from_secs(1), stop_rx);
+    let api = berth_api::ApiConfig {
+        auth,
+        body_limit: cfg.limits.body_bytes,
+        request_timeout: Duration::from_secs(cfg.limits.request_timeout_secs.max(1)),
+    };
+    let app = berth_api::router(berth_api::AppState::new(reservations, plans, metrics), api);
+    let listener = match listener {
+        Some(l) => l,
+        None => tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", cfg.listen))?,
+    };
+    tracing::info!(listen = %listener.local_addr().unwrap_or(cfg.listen), "berthd serving");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .context("server failed")?;
+    tracing::info!("shutting down");
+    let _ = stop_tx.send(true);
+    let _ = timer.await;
+    store.close().await.context("cannot close the store")?;
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

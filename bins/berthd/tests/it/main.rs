@@ -1,0 +1,411 @@
+//! End-to-end: the real `berthd` binary on a loopback port with a temporary SQLite file, every
+//! route over HTTP, a SIGKILL under load, a restart, and the durability and no-double-booking
+//! checks; then a graceful SIGTERM.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "e2e-token";
+
+const INVENTORY: &str = "
+candidates:
+  - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10, cloud_owner: att, location_id: dfw, capacity: {vcpu: 64}}
+  - {candidate_id: nyc, inventory_type: cloud, latitude: 40.7, longitude: -74.0, cost: 5, capacity: {vcpu: 64}}
+";
+
+const TEMPLATE: &str = "homing_template_version: 2017-10-10\nlocations: {customer: {latitude: 32.8, longitude: -96.8}}\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\noptimization: {minimize: {sum: [{distance_between: [customer, vG]}]}}\n";
+
+struct Daemon {
+    child: Child,
+    base: String,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap()
+}
+
+fn start(dir: &std::path::Path, port: u16) -> Daemon {
+    let child = Command::new(env!("CARGO_BIN_EXE_berthd"))
+        .env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
+        .env(
+            "BERTH_DATABASE_URL",
+            format!("sqlite://{}", dir.join("berth.db").display()),
+        )
+        .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
+        .env("BERTH_TOKENS", TOKEN)
+        .env("BERTH_LOG", "warn")
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let d = Daemon {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    let c = client();
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(30) {
+        if c.get(format!("{}/readyz", d.base))
+            .send()
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return d;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("berthd did not become ready");
+}
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+fn post(c: &Client, d: &Daemon, path: &str, body: Value) -> (u16, Value) {
+    let r = c
+        .post(format!("{}{path}", d.base))
+        .bearer_auth(TOKEN)
+        .json(&body)
+        .send()
+        .unwrap();
+    let s = r.status().as_u16();
+    (s, r.json().unwrap_or(Value::Null))
+}
+
+fn get(c: &Client, d: &Daemon, path: &str) -> (u16, Value) {
+    let r = c
+        .get(format!("{}{path}", d.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap();
+    let s = r.status().as_u16();
+    (s, r.json().unwrap_or(Value::Null))
+}
+
+fn del(c: &Client, d: &Daemon, path: &str) -> u16 {
+    c.delete(format!("{}{path}", d.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn end() -> String {
+    (chrono::Utc::now() + chrono::TimeDelta::days(2)).to_rfc3339()
+}
+
+fn wait_plan(c: &Client, d: &Daemon, id: &str) -> Value {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(60) {
+        let (s, v) = get(c, d, &format!("/v1/plans/{id}"));
+        assert_eq!(s, 200, "plan {id} lost: {v}");
+        let p = v["plans"][0].clone();
+        if ["done", "not found", "error"].contains(&p["status"].as_str().unwrap_or_default()) {
+            return p;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("plan {id} never finished");
+}
+
+fn every_route(c: &Client, d: &Daemon) {
+    assert_eq!(
+        c.get(format!("{}/v1/plans", d.base))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+    assert_eq!(get(c, d, "/").1["versions"]["values"][0]["id"], "v1");
+    assert_eq!(get(c, d, "/healthz").0, 200);
+    assert_eq!(get(c, d, "/openapi.json").1["openapi"], "3.1.0");
+    let (s, v) = post(
+        c,
+        d,
+        "/add-provider",
+        json!({"provider-type": "openstack", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "username": "u", "password": "p", "tenant": {"name": "promise"}}),
+    );
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")));
+    let (s, v) = post(
+        c,
+        d,
+        "/increase-capacity",
+        json!({"zone": "e2e", "source": "ResourceProvider:os", "capacity": {"cores": "20", "ram": "51200", "instances": "10", "addresses": "10"}}),
+    );
+    assert_eq!((s, v["pool-id"].as_str()), (200, Some("e2e/os")), "{v}");
+    let (s, v) = post(
+        c,
+        d,
+        "/create-reservation",
+        json!({"zone": "e2e", "capacity": {"cores": "5", "ram": "25600", "addresses": "3", "instances": "3"}, "end": end()}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let rid = v["reservation-id"].as_str().unwrap().to_owned();
+    let (s, _) = post(
+        c,
+        d,
+        "/update-reservation",
+        json!({"reservation-id": rid, "capacity": {"cores": "1", "ram": "5120", "addresses": "1", "instances": "1"}}),
+    );
+    assert_eq!(s, 200);
+    let (s, v) = post(c, d, "/query-reservation", json!({"zone": "e2e"}));
+    assert_eq!((s, v["reservations"].clone()), (200, json!([rid])));
+    let (s, v) = post(
+        c,
+        d,
+        "/create-instance",
+        json!({"reservation-id": rid, "name": "vm1", "capacity": {"instances": 1, "cores": 1}}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let iid = v["instance-id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        post(c, d, "/destroy-instance", json!({"instance-id": iid})).0,
+        200
+    );
+    assert_eq!(
+        post(c, d, "/cancel-reservation", json!({"reservation-id": rid})).0,
+        200
+    );
+    assert_eq!(
+        post(
+            c,
+            d,
+            "/decrease-capacity",
+            json!({"zone": "e2e", "source": "ResourcePool:os", "capacity": {"cores": "3"}})
+        )
+        .0,
+        200
+    );
+    let (s, v) = post(
+        c,
+        d,
+        "/query-capacity",
+        json!({"zone": "e2e", "capacity": "total"}),
+    );
+    assert_eq!(
+        (s, v["capacity"]["e2e/os"]["cores"].as_i64()),
+        (200, Some(17)),
+        "{v}"
+    );
+    let (s, v) = post(
+        c,
+        d,
+        "/capacity/compute/subscribe",
+        json!({"zone": "e2e", "threshold": "2", "callback": "http://127.0.0.1:9/cb"}),
+    );
+    assert_eq!(s, 201);
+    assert_eq!(
+        del(
+            c,
+            d,
+            &format!(
+                "/capacity/compute/subscribe/{}",
+                v["subscription-id"].as_str().unwrap()
+            )
+        ),
+        200
+    );
+    let (s, v) = post(
+        c,
+        d,
+        "/reservation/subscribe",
+        json!({"filters": {"zone": "e2e"}, "callback": "http://127.0.0.1:9/cb"}),
+    );
+    assert_eq!(s, 201);
+    assert_eq!(
+        del(
+            c,
+            d,
+            &format!(
+                "/reservation/subscribe/{}",
+                v["subscription-id"].as_str().unwrap()
+            )
+        ),
+        200
+    );
+    let (s, v) = post(
+        c,
+        d,
+        "/v1/plans",
+        json!({"name": "e2e", "template": TEMPLATE, "num_solution": "1", "timeout": 30}),
+    );
+    assert_eq!(s, 201, "{v}");
+    let pid = v["id"].as_str().unwrap().to_owned();
+    let p = wait_plan(c, d, &pid);
+    assert_eq!(
+        p["recommendations"][0]["vG"]["candidate"]["candidate_id"],
+        "dfw"
+    );
+    assert_eq!(get(c, d, &format!("/v1/triage_tool/{pid}")).0, 200);
+    assert!(
+        get(c, d, "/v1/plans").1["plans"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
+    assert_eq!(del(c, d, &format!("/v1/plans/{pid}")), 204);
+    assert_eq!(get(c, d, &format!("/v1/plans/{pid}")).0, 404);
+    let metrics = c
+        .get(format!("{}/metrics", d.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains("berth_plan_duration_seconds_bucket"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("berth_plans{status=\"done\"}"));
+}
+
+#[test]
+fn daemon_end_to_end_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("inventory.yaml"), INVENTORY).unwrap();
+    let port = free_port();
+    let mut d = start(dir.path(), port);
+    let c = client();
+    every_route(&c, &d);
+
+    // Load: reservations racing for 60 units, and plans, while the daemon is killed.
+    assert_eq!(
+        post(
+            &c,
+            &d,
+            "/increase-capacity",
+            json!({"zone": "load", "capacity": {"instances": 60}})
+        )
+        .0,
+        200
+    );
+    let acked_res = Arc::new(Mutex::new(Vec::<String>::new()));
+    let acked_plans = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut threads = Vec::new();
+    for i in 0..12 {
+        let (base, acked_res, acked_plans) = (
+            d.base.clone(),
+            Arc::clone(&acked_res),
+            Arc::clone(&acked_plans),
+        );
+        threads.push(std::thread::spawn(move || {
+            let c = Client::builder()
+                .timeout(Duration::from_secs(5))
+                .build()
+                .unwrap();
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(10) {
+                if i % 3 == 0 {
+                    let body = json!({"name": "load", "template": TEMPLATE, "timeout": 30});
+                    match c
+                        .post(format!("{base}/v1/plans"))
+                        .bearer_auth(TOKEN)
+                        .json(&body)
+                        .send()
+                    {
+                        Ok(r) if r.status().as_u16() == 201 => {
+                            let v: Value = r.json().unwrap_or(Value::Null);
+                            if let Some(id) = v["id"].as_str() {
+                                acked_plans.lock().unwrap().push(id.to_owned());
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(_) => return,
+                    }
+                } else {
+                    let body =
+                        json!({"zone": "load", "capacity": {"instances": "1"}, "end": end()});
+                    match c
+                        .post(format!("{base}/create-reservation"))
+                        .bearer_auth(TOKEN)
+                        .json(&body)
+                        .send()
+                    {
+                        Ok(r) if r.status().as_u16() == 200 => {
+                            let v: Value = r.json().unwrap_or(Value::Null);
+                            if let Some(id) = v["reservation-id"].as_str() {
+                                acked_res.lock().unwrap().push(id.to_owned());
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(_) => return,
+                    }
+                }
+            }
+        }));
+    }
+    // Kill mid-load: after some reservations were acknowledged, before capacity runs out.
+    let t = Instant::now();
+    while acked_res.lock().unwrap().len() < 20 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    d.child.kill().unwrap(); // SIGKILL
+    let _ = d.child.wait();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let acked_res: BTreeSet<String> = acked_res.lock().unwrap().iter().cloned().collect();
+    let acked_plans: Vec<String> = acked_plans.lock().unwrap().clone();
+    assert!(
+        !acked_res.is_empty() && !acked_plans.is_empty(),
+        "no load was acknowledged before the kill"
+    );
+
+    let mut d = start(dir.path(), port);
+    let (_, v) = post(&c, &d, "/query-reservation", json!({"zone": "load"}));
+    let live: BTreeSet<String> = v["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["state"] != "cancelled")
+        .filter_map(|r| r["id"].as_u64().map(|n| format!("r{n}")))
+        .collect();
+    assert!(
+        acked_res.is_subset(&live),
+        "lost reservations: {:?} in {v}",
+        acked_res.difference(&live).collect::<Vec<_>>()
+    );
+    assert!(
+        live.len() <= 60,
+        "double booking: {} reservations of 1 unit in 60",
+        live.len()
+    );
+    assert!(
+        live.len() < 60,
+        "the kill came after the load ran out; nothing was in flight"
+    );
+    let (_, v) = post(&c, &d, "/query-capacity", json!({"zone": "load"}));
+    let levels = &v["capacity"]["load/default"]["instances"];
+    assert!(
+        levels["reserved"].as_i64() <= levels["total"].as_i64()
+            && levels["available"].as_i64() >= Some(0),
+        "{v}"
+    );
+    for id in &acked_plans {
+        let p = wait_plan(&c, &d, id);
+        assert_eq!(p["status"], "done", "{p}");
+    }
+    // Graceful stop on SIGTERM (a process this test started, by its id).
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(d.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = d.child.wait().unwrap();
+    assert!(exit.success(), "berthd exited with {exit}");
+}

@@ -1,0 +1,301 @@
+//! HTTP for Berth: ONAP HAS-compatible homing routes, Promise shim reservation routes (seed 001
+//! Annex C), health, Prometheus metrics and the OpenAPI document. The only crate that knows
+//! the wire.
+//!
+//! Key items:
+//! - [`router`]`(AppState, ApiConfig)`: the axum router with auth (HTTP Basic and bearer
+//!   tokens), body size limit, request timeout and a catch-panic layer.
+//! - [`AppState`]: the services (`berth_service::ReservationService`, `PlanService`) and the
+//!   Prometheus handle.
+//! - [`openapi_json`]: the OpenAPI document, committed as `docs/openapi.json`.
+//!
+//! Invariants:
+//! - Errors are RFC 9457 problem+json, except on HAS routes (`{"title", "explanation"}`) and
+//!   Promise routes (`{"result": "conflict"|"error", "message", "offers"?}`); a server-side
+//!   cause is logged and never sent.
+//! - Auth is off only when [`AuthConfig::disabled`] is configured; `/healthz` and `/readyz`
+//!   are always open.
+//! - No panic reaches a client: a panicking handler becomes a 500 problem.
+
+mod error;
+pub mod has;
+mod openapi;
+pub mod promise;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use base64::Engine as _;
+use berth_service::{PlanService, ReservationService};
+use metrics_exporter_prometheus::PrometheusHandle;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::timeout::TimeoutLayer;
+
+pub use error::{ApiError, Dialect};
+pub use openapi::openapi_json;
+
+/// Who may call the API.
+#[derive(Debug, Clone, Default)]
+pub struct AuthConfig {
+    /// No checks at all (only for loopback development; the daemon enforces that).
+    pub disabled: bool,
+    /// HTTP Basic user/password pairs.
+    pub basic: Vec<(String, String)>,
+    /// Bearer tokens.
+    pub tokens: Vec<String>,
+}
+
+impl AuthConfig {
+    /// Auth turned off.
+    pub fn disabled() -> AuthConfig {
+        AuthConfig {
+            disabled: true,
+            ..AuthConfig::default()
+        }
+    }
+
+    fn allows(&self, authorization: Option<&str>) -> bool {
+        if self.disabled {
+            return true;
+        }
+        let Some(h) = authorization else { return false };
+        if let Some(token) = h.strip_prefix("Bearer ") {
+            return self
+                .tokens
+                .iter()
+                .any(|t| eq_ct(t.as_bytes(), token.trim().as_bytes()));
+        }
+        if let Some(b64) = h.strip_prefix("Basic ") {
+            let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else {
+                return false;
+            };
+            let Ok(text) = String::from_utf8(raw) else {
+                return false;
+            };
+            let Some((u, p)) = text.split_once(':') else {
+                return false;
+            };
+            return self.basic.iter().any(|(bu, bp)| {
+                eq_ct(bu.as_bytes(), u.as_bytes()) & eq_ct(bp.as_bytes(), p.as_bytes())
+            });
+        }
+        false
+    }
+}
+
+/// Equality without an early exit on the first differing byte.
+fn eq_ct(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Limits and auth of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Who may call.
+    pub auth: AuthConfig,
+    /// Largest request body in bytes.
+    pub body_limit: usize,
+    /// Time allowed for one request.
+    pub request_timeout: Duration,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            auth: AuthConfig::default(),
+            body_limit: 4 << 20,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// The reservation calendar service.
+    pub reservations: Arc<ReservationService>,
+    /// The plan service.
+    pub plans: Arc<PlanService>,
+    /// Prometheus recorder handle (`None`: `/metrics` answers empty).
+    pub metrics: Option<PrometheusHandle>,
+    auth: Arc<AuthConfig>,
+}
+
+impl AppState {
+    /// State over the two services.
+    pub fn new(
+        reservations: Arc<ReservationService>,
+        plans: Arc<PlanService>,
+        metrics: Option<PrometheusHandle>,
+    ) -> AppState {
+        AppState {
+            reservations,
+            plans,
+            metrics,
+            auth: Arc::new(AuthConfig::default()),
+        }
+    }
+}
+
+/// The whole API.
+pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
+    state.auth = Arc::new(cfg.auth.clone());
+    Router::new()
+        .route("/", get(has::versions))
+        .route("/v1/plans", post(has::create_plan).get(has::list_plans))
+        .route(
+            "/v1/plans/{id}",
+            get(has::get_plan).delete(has::delete_plan),
+        )
+        .route("/v1/triage_tool/{id}", get(has::triage))
+        .route("/add-provider", post(promise::add_provider))
+        .route("/create-reservation", post(promise::create_reservation))
+        .route("/update-reservation", post(promise::update_reservation))
+        .route("/cancel-reservation", post(promise::cancel_reservation))
+        .route("/query-reservation", post(promise::query_reservation))
+        .route("/create-instance", post(promise::create_instance))
+        .route("/destroy-instance", post(promise::destroy_instance))
+        .route("/increase-capacity", post(promise::increase_capacity))
+        .route("/decrease-capacity", post(promise::decrease_capacity))
+        .route("/query-capacity", post(promise::query_capacity))
+        .route(
+            "/capacity/{kind}/subscribe",
+            post(promise::capacity_subscribe),
+        )
+        .route(
+            "/capacity/{kind}/subscribe/{id}",
+            delete(promise::unsubscribe),
+        )
+        .route(
+            "/reservation/subscribe",
+            post(promise::reservation_subscribe),
+        )
+        .route("/reservation/subscribe/{id}", delete(promise::unsubscribe))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .route("/openapi.json", get(openapi_doc))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(DefaultBodyLimit::max(cfg.body_limit))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            cfg.request_timeout,
+        ))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .with_state(state)
+}
+
+async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let open = matches!(req.uri().path(), "/healthz" | "/readyz");
+    let h = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if open || st.auth.allows(h) {
+        return next.run(req).await;
+    }
+    let mut r = ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "missing or wrong credentials; expected HTTP Basic or a bearer token",
+        Dialect::Problem,
+    )
+    .into_response();
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Basic realm=\"berth\""),
+    );
+    r
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked");
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal error",
+        Dialect::Problem,
+    )
+    .into_response()
+}
+
+async fn not_found() -> Response {
+    ApiError::new(StatusCode::NOT_FOUND, "no such route", Dialect::Problem).into_response()
+}
+
+async fn healthz() -> Response {
+    (
+        StatusCode::OK,
+        axum::Json(serde_json::json!({"status": "ok"})),
+    )
+        .into_response()
+}
+
+async fn readyz(State(st): State<AppState>) -> Response {
+    match st.reservations.store().ping().await {
+        Ok(()) => (
+            StatusCode::OK,
+            axum::Json(serde_json::json!({"status": "ready"})),
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "store not ready");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the store does not answer",
+                Dialect::Problem,
+            )
+            .into_response()
+        }
+    }
+}
+
+async fn metrics_text(State(st): State<AppState>) -> Response {
+    if let Ok(counts) = st.plans.counts().await {
+        for (status, n) in counts {
+            metrics::gauge!("berth_plans", "status" => status.as_str()).set(n as f64);
+        }
+    }
+    let states = st
+        .reservations
+        .read(|c| {
+            let mut by = std::collections::BTreeMap::<String, usize>::new();
+            for r in c.query_reservations(&Default::default()) {
+                *by.entry(r.state.to_string()).or_default() += 1;
+            }
+            by
+        })
+        .await
+        .unwrap_or_default();
+    for (state, n) in states {
+        metrics::gauge!("berth_reservations", "state" => state).set(n as f64);
+    }
+    let text = st
+        .metrics
+        .as_ref()
+        .map(PrometheusHandle::render)
+        .unwrap_or_default();
+    let mut r = (StatusCode::OK, text).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    r
+}
+
+async fn openapi_doc() -> Response {
+    let mut r = (StatusCode::OK, openapi_json()).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests;

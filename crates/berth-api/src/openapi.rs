@@ -1,0 +1,294 @@
+//! The OpenAPI 3.1 document, built from the wire types' schemas (utoipa) and the route table.
+
+use utoipa::PartialSchema;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::{
+    ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApiBuilder, PathsBuilder, Ref,
+    ResponseBuilder,
+};
+
+use crate::has::PlanBody;
+use crate::promise::{
+    CapacityBody, CapacitySubscribeBody, InstanceBody, ProviderBody, QueryBody, ReservationBody,
+    ReservationSubscribeBody,
+};
+
+/// (method, path, operation id, summary, request schema, success status)
+type Route = (
+    HttpMethod,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+);
+
+const ROUTES: &[Route] = &[
+    (
+        HttpMethod::Get,
+        "/",
+        "versions",
+        "API versions (HAS)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/v1/plans",
+        "create_plan",
+        "Accept a homing plan (HAS)",
+        Some("PlanBody"),
+        "201",
+    ),
+    (
+        HttpMethod::Get,
+        "/v1/plans",
+        "list_plans",
+        "Every plan (HAS)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/v1/plans/{id}",
+        "get_plan",
+        "One plan with its recommendations (HAS)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Delete,
+        "/v1/plans/{id}",
+        "delete_plan",
+        "Delete a plan (HAS)",
+        None,
+        "204",
+    ),
+    (
+        HttpMethod::Get,
+        "/v1/triage_tool/{id}",
+        "triage",
+        "Which constraint removed which candidate",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/add-provider",
+        "add_provider",
+        "Register a resource provider (Promise)",
+        Some("ProviderBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/create-reservation",
+        "create_reservation",
+        "Reserve capacity (Promise)",
+        Some("ReservationBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/update-reservation",
+        "update_reservation",
+        "Change a reservation (Promise)",
+        Some("ReservationBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/cancel-reservation",
+        "cancel_reservation",
+        "Cancel a reservation (Promise)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/query-reservation",
+        "query_reservation",
+        "Find reservations (Promise)",
+        Some("QueryBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/create-instance",
+        "create_instance",
+        "Allocate an instance (Promise)",
+        Some("InstanceBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/destroy-instance",
+        "destroy_instance",
+        "Release an instance (Promise)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/increase-capacity",
+        "increase_capacity",
+        "Add capacity to a pool (Promise)",
+        Some("CapacityBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/decrease-capacity",
+        "decrease_capacity",
+        "Remove capacity from a pool (Promise)",
+        Some("CapacityBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/query-capacity",
+        "query_capacity",
+        "Capacity per pool (Promise)",
+        Some("QueryBody"),
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/capacity/{kind}/subscribe",
+        "capacity_subscribe",
+        "Threshold webhook",
+        Some("CapacitySubscribeBody"),
+        "201",
+    ),
+    (
+        HttpMethod::Delete,
+        "/capacity/{kind}/subscribe/{id}",
+        "capacity_unsubscribe",
+        "Remove a threshold webhook",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/reservation/subscribe",
+        "reservation_subscribe",
+        "Reservation events webhook",
+        Some("ReservationSubscribeBody"),
+        "201",
+    ),
+    (
+        HttpMethod::Delete,
+        "/reservation/subscribe/{id}",
+        "reservation_unsubscribe",
+        "Remove a reservation webhook",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/healthz",
+        "healthz",
+        "Liveness",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/readyz",
+        "readyz",
+        "Readiness (the store answers)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/metrics",
+        "metrics",
+        "Prometheus metrics",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/openapi.json",
+        "openapi",
+        "This document",
+        None,
+        "200",
+    ),
+];
+
+/// The OpenAPI document as pretty JSON (what `docs/openapi.json` holds).
+pub fn openapi_json() -> String {
+    let components = ComponentsBuilder::new()
+        .schema("PlanBody", PlanBody::schema())
+        .schema("ProviderBody", ProviderBody::schema())
+        .schema("ReservationBody", ReservationBody::schema())
+        .schema("QueryBody", QueryBody::schema())
+        .schema("InstanceBody", InstanceBody::schema())
+        .schema("CapacityBody", CapacityBody::schema())
+        .schema("CapacitySubscribeBody", CapacitySubscribeBody::schema())
+        .schema(
+            "ReservationSubscribeBody",
+            ReservationSubscribeBody::schema(),
+        )
+        .build();
+    let mut items: std::collections::BTreeMap<
+        &str,
+        Vec<(HttpMethod, utoipa::openapi::path::Operation)>,
+    > = Default::default();
+    for (method, path, id, summary, body, status) in ROUTES {
+        let mut op = OperationBuilder::new()
+            .operation_id(Some(*id))
+            .summary(Some(*summary))
+            .response(
+                *status,
+                ResponseBuilder::new().description("success").build(),
+            )
+            .response(
+                "default",
+                ResponseBuilder::new()
+                    .description("error (problem+json, HAS or Promise shaped)")
+                    .build(),
+            );
+        if let Some(schema) = body {
+            let content = ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name(*schema)))
+                .build();
+            op = op.request_body(Some(
+                RequestBodyBuilder::new()
+                    .content("application/json", content)
+                    .build(),
+            ));
+        }
+        items
+            .entry(path)
+            .or_default()
+            .push((method.clone(), op.build()));
+    }
+    let mut paths = PathsBuilder::new();
+    for (path, ops) in items {
+        let mut item = PathItem::default();
+        for (m, op) in ops {
+            match m {
+                HttpMethod::Get => item.get = Some(op),
+                HttpMethod::Post => item.post = Some(op),
+                HttpMethod::Delete => item.delete = Some(op),
+                _ => {}
+            }
+        }
+        paths = paths.path(path, item);
+    }
+    let doc = OpenApiBuilder::new()
+        .info(
+            InfoBuilder::new()
+                .title("berthd")
+                .version(env!("CARGO_PKG_VERSION"))
+                .build(),
+        )
+        .paths(paths.build())
+        .components(Some(components))
+        .build();
+    doc.to_pretty_json().unwrap_or_default() + "\n"
+}

@@ -1,0 +1,547 @@
+//! Router tests, in process (`tower::ServiceExt::oneshot`): every route, auth, and errors.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Method, Request};
+use berth_service::{ManualClock, Notifier, PlanConfig, ReservationOptions};
+use chrono::TimeZone;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use super::*;
+
+const INVENTORY: &str = "
+candidates:
+  - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10, cloud_owner: att, location_id: dfw, physical_location_id: DLLSTX}
+  - {candidate_id: nyc, inventory_type: cloud, latitude: 40.7, longitude: -74.0, cost: 5}
+";
+
+async fn app() -> Router {
+    let t0 = chrono::Utc
+        .with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
+        .single()
+        .unwrap_or_default();
+    let clock = Arc::new(ManualClock::new(t0));
+    let store = berth_store::open("sqlite::memory:").await.unwrap();
+    let res = ReservationService::open(
+        Arc::clone(&store),
+        ReservationOptions::default(),
+        clock.clone(),
+        Notifier::disabled(),
+    )
+    .await
+    .unwrap();
+    let inv: Arc<dyn berth_inventory::InventoryProvider> =
+        Arc::new(berth_inventory::StaticProvider::parse(INVENTORY).unwrap());
+    let plans = PlanService::start(store, inv, Arc::clone(&res), clock, PlanConfig::default())
+        .await
+        .unwrap();
+    let auth = AuthConfig {
+        disabled: false,
+        basic: vec![("admin".into(), "pw".into())],
+        tokens: vec!["tok".into()],
+    };
+    router(
+        AppState::new(res, plans, None),
+        ApiConfig {
+            auth,
+            body_limit: 64 * 1024,
+            ..ApiConfig::default()
+        },
+    )
+}
+
+async fn call(
+    app: &Router,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+) -> (u16, Value, String) {
+    call_with(app, method, uri, body, Some("Bearer tok")).await
+}
+
+async fn call_with(
+    app: &Router,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+    auth: Option<&str>,
+) -> (u16, Value, String) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("host", "berth.test");
+    if let Some(a) = auth {
+        req = req.header("authorization", a);
+    }
+    let req = match body {
+        Some(b) => req
+            .header("content-type", "application/json")
+            .body(Body::from(b.to_string()))
+            .unwrap(),
+        None => req.body(Body::empty()).unwrap(),
+    };
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    let v = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, v, ctype)
+}
+
+fn post(uri: &str) -> (Method, &str) {
+    (Method::POST, uri)
+}
+
+#[tokio::test]
+async fn auth_is_required_except_for_health() {
+    let app = app().await;
+    let (s, v, ct) = call_with(&app, Method::GET, "/v1/plans", None, None).await;
+    assert_eq!((s, ct.as_str()), (401, "application/problem+json"));
+    assert_eq!(v["status"], 401);
+    assert_eq!(
+        call_with(&app, Method::GET, "/v1/plans", None, Some("Bearer nope"))
+            .await
+            .0,
+        401
+    );
+    assert_eq!(
+        call_with(
+            &app,
+            Method::GET,
+            "/v1/plans",
+            None,
+            Some("Basic YWRtaW46cHc=")
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        call_with(
+            &app,
+            Method::GET,
+            "/v1/plans",
+            None,
+            Some("Basic YWRtaW46eA==")
+        )
+        .await
+        .0,
+        401
+    );
+    assert_eq!(
+        call_with(&app, Method::GET, "/healthz", None, None).await.0,
+        200
+    );
+    assert_eq!(
+        call_with(&app, Method::GET, "/readyz", None, None).await.0,
+        200
+    );
+}
+
+#[tokio::test]
+async fn promise_reservation_lifecycle() {
+    let app = app().await;
+    let (m, u) = post("/increase-capacity");
+    let (s, v, _) = call(&app, m, u, Some(json!({"source": "ResourceProvider:os", "capacity": {"cores": "20", "ram": "51200", "instances": "10", "addresses": "10"}}))).await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")), "{v}");
+    assert_eq!(v["pool-id"], "default/os");
+    let body = json!({"capacity": {"cores": "5", "ram": 25600, "addresses": "3", "instances": "3"}, "start": "2030-01-02T00:00:00Z", "end": "2030-01-03T00:00:00Z"});
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/create-reservation",
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")), "{v}");
+    let rid = v["reservation-id"].as_str().unwrap().to_owned();
+    // Too big: a conflict with an offer.
+    let big = json!({"capacity": {"instances": "8"}, "start": "2030-01-02T00:00:00Z", "end": "2030-01-03T00:00:00Z"});
+    let (s, v, _) = call(&app, Method::POST, "/create-reservation", Some(big)).await;
+    assert_eq!((s, v["result"].as_str()), (409, Some("conflict")), "{v}");
+    assert_eq!(v["offers"][0]["max_reservable"]["instances"], 7);
+    // Bad quantities and bodies are errors in the Promise shape.
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/create-reservation",
+        Some(json!({"capacity": {"cores": "five"}})),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (400, Some("error")));
+    let (s, v, _) = call(&app, Method::POST, "/create-reservation", Some(json!([1]))).await;
+    assert_eq!((s, v["result"].as_str()), (400, Some("error")));
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/update-reservation",
+        Some(json!({"reservation-id": rid, "capacity": {"cores": "1", "instances": "1"}})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (200, Some("reservation update successful")),
+        "{v}"
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/query-reservation",
+        Some(json!({"window": {"start": "2030-01-01T00:00:00Z", "end": "2030-01-04T00:00:00Z"}})),
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(v["reservations"], json!([rid]));
+    assert_eq!(v["details"][0]["amounts"]["cores"], 1);
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/query-capacity",
+        Some(json!({"capacity": "total"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["collections"], json!(["ResourcePool:default/os"]));
+    assert_eq!(v["capacity"]["default/os"]["cores"], 20);
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/query-capacity",
+        Some(json!({"capacity": "bogus"})),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (400, Some("error")));
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/decrease-capacity",
+        Some(json!({"source": "ResourcePool:os", "capacity": {"cores": "3"}})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (200, Some("capacity decrease successful"))
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/cancel-reservation",
+        Some(json!({"reservation-id": rid})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (200, Some("reservation canceled"))
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/cancel-reservation",
+        Some(json!({"reservation-id": "r999"})),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (404, Some("error")));
+    let (s, _, _) = call(&app, Method::POST, "/cancel-reservation", Some(json!({}))).await;
+    assert_eq!(s, 400);
+}
+
+#[tokio::test]
+async fn idempotency_key_header_replays_creates() {
+    let app = app().await;
+    call(
+        &app,
+        Method::POST,
+        "/increase-capacity",
+        Some(json!({"capacity": {"instances": 5}})),
+    )
+    .await;
+    let req = |key: &str, n: u64| {
+        Request::builder()
+            .method(Method::POST)
+            .uri("/create-reservation")
+            .header("authorization", "Bearer tok")
+            .header("idempotency-key", key)
+            .body(Body::from(
+                json!({"capacity": {"instances": n}, "end": "2030-06-01T00:00:00Z"}).to_string(),
+            ))
+            .unwrap()
+    };
+    let read = |r: axum::response::Response| async move {
+        let s = r.status().as_u16();
+        let b = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap();
+        (s, serde_json::from_slice::<Value>(&b).unwrap())
+    };
+    let (s1, a) = read(app.clone().oneshot(req("k", 1)).await.unwrap()).await;
+    let (s2, b) = read(app.clone().oneshot(req("k", 1)).await.unwrap()).await;
+    assert_eq!((s1, s2), (200, 200));
+    assert_eq!(a["reservation-id"], b["reservation-id"]);
+    let (s3, c) = read(app.clone().oneshot(req("k", 2)).await.unwrap()).await;
+    assert_eq!((s3, c["result"].as_str()), (409, Some("conflict")));
+    let (_, v, _) = call(&app, Method::POST, "/query-reservation", None).await;
+    assert_eq!(v["reservations"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
+async fn instances_providers_and_subscriptions() {
+    let app = app().await;
+    call(
+        &app,
+        Method::POST,
+        "/increase-capacity",
+        Some(json!({"zone": "z1", "capacity": {"instances": 2, "cores": 4}})),
+    )
+    .await;
+    let (s, v, _) = call(&app, Method::POST, "/add-provider", Some(json!({"provider-type": "openstack", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "username": "u", "password": "secret", "tenant": {"name": "promise"}}))).await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")));
+    assert!(!v.to_string().contains("secret"));
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/add-provider",
+            Some(json!({"provider-type": ""}))
+        )
+        .await
+        .0,
+        400
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/create-instance",
+        Some(json!({"zone": "z1", "name": "vm1", "capacity": {"instances": "1", "cores": "2"}})),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")), "{v}");
+    let iid = v["instance-id"].as_str().unwrap().to_owned();
+    let (s, _, _) = call(
+        &app,
+        Method::POST,
+        "/create-instance",
+        Some(json!({"zone": "z1", "capacity": {"cores": "3"}})),
+    )
+    .await;
+    assert_eq!(s, 409);
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/destroy-instance",
+        Some(json!({"instance-id": iid})),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")));
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/destroy-instance",
+            Some(json!({"instance-id": "zz"}))
+        )
+        .await
+        .0,
+        404
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/capacity/compute/subscribe",
+        Some(json!({"zone": "z1", "threshold": "1", "callback": "http://127.0.0.1:9/x"})),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let sid = v["subscription-id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/capacity/gpu/subscribe",
+            Some(json!({"threshold": 1, "callback": "http://x"}))
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/capacity/compute/subscribe",
+            Some(json!({"threshold": 1, "callback": "nope"}))
+        )
+        .await
+        .0,
+        400
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/reservation/subscribe",
+        Some(json!({"filters": {"zone": "z1"}, "callback": "http://127.0.0.1:9/y"})),
+    )
+    .await;
+    assert_eq!(s, 201);
+    let wid = v["subscription-id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        call(
+            &app,
+            Method::DELETE,
+            &format!("/capacity/compute/subscribe/{sid}"),
+            None
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::DELETE,
+            &format!("/reservation/subscribe/{wid}"),
+            None
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::DELETE,
+            &format!("/reservation/subscribe/{wid}"),
+            None
+        )
+        .await
+        .0,
+        404
+    );
+}
+
+async fn wait_plan(app: &Router, id: &str) -> Value {
+    for _ in 0..300 {
+        let (_, v, _) = call(app, Method::GET, &format!("/v1/plans/{id}"), None).await;
+        let st = v["plans"][0]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if ["done", "not found", "error"].contains(&st.as_str()) {
+            return v["plans"][0].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("plan {id} did not finish");
+}
+
+#[tokio::test]
+async fn has_plan_routes() {
+    let app = app().await;
+    let (s, v, _) = call(&app, Method::GET, "/", None).await;
+    assert_eq!(
+        (s, v["versions"]["values"][0]["id"].as_str()),
+        (200, Some("v1"))
+    );
+    let template = "homing_template_version: 2017-10-10\nlocations: {customer: {latitude: 32.8, longitude: -96.8}}\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\noptimization: {minimize: {sum: [{distance_between: [customer, vG]}]}}\n";
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/v1/plans",
+        Some(json!({"name": "p", "template": template, "num_solution": "2", "timeout": 60})),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(v["status"], "template");
+    let id = v["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        v["links"][0][0]["href"],
+        format!("http://berth.test/v1/plans/{id}")
+    );
+    let plan = wait_plan(&app, &id).await;
+    assert_eq!(plan["status"], "done", "{plan}");
+    let rec = &plan["recommendations"][0]["vG"];
+    assert_eq!(rec["candidate"]["candidate_id"], "dfw");
+    assert_eq!(rec["candidate"]["vim-id"], "att_dfw");
+    assert_eq!(rec["attributes"]["physical-location-id"], "DLLSTX");
+    assert_eq!(rec["inventory_provider"], "aai");
+    assert_eq!(plan["recommendations"].as_array().map(Vec::len), Some(2));
+    assert_eq!(plan["optimal"], true);
+    let (s, v, _) = call(&app, Method::GET, &format!("/v1/triage_tool/{id}"), None).await;
+    assert_eq!((s, v["plan_id"].as_str()), (200, Some(id.as_str())));
+    let (_, v, _) = call(&app, Method::GET, "/v1/plans", None).await;
+    assert_eq!(v["plans"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["plans"][0]["id"], id.as_str());
+    // HAS-shaped errors.
+    let (s, v, ct) = call(&app, Method::GET, "/v1/plans/nope", None).await;
+    assert_eq!((s, ct.as_str()), (404, "application/json"));
+    assert!(
+        v["explanation"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nope")
+    );
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/v1/plans",
+        Some(json!({"name": "p", "template": template, "num_solution": "many"})),
+    )
+    .await;
+    assert_eq!((s, v["title"].as_str()), (400, Some("Bad Request")));
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/v1/plans",
+            Some(json!({"template": {}}))
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        call(&app, Method::DELETE, &format!("/v1/plans/{id}"), None)
+            .await
+            .0,
+        204
+    );
+    assert_eq!(
+        call(&app, Method::DELETE, &format!("/v1/plans/{id}"), None)
+            .await
+            .0,
+        404
+    );
+}
+
+#[tokio::test]
+async fn limits_fallback_metrics_and_openapi() {
+    let app = app().await;
+    let big = json!({"name": "x".repeat(100 * 1024), "template": {}});
+    let (s, _, _) = call(&app, Method::POST, "/v1/plans", Some(big)).await;
+    assert_eq!(s, 413);
+    let (s, _, ct) = call(&app, Method::GET, "/nowhere", None).await;
+    assert_eq!((s, ct.as_str()), (404, "application/problem+json"));
+    let (s, _, ct) = call(&app, Method::GET, "/metrics", None).await;
+    assert_eq!((s, ct.starts_with("text/plain")), (200, true));
+    let (s, v, _) = call(&app, Method::GET, "/openapi.json", None).await;
+    assert_eq!(s, 200);
+    assert!(v["paths"]["/create-reservation"]["post"].is_object());
+    assert!(v["components"]["schemas"]["ReservationBody"].is_object());
+}
+
+#[test]
+fn committed_openapi_document_is_fresh() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == openapi_json(),
+        "docs/openapi.json is stale; run `cargo run -p berth-api --bin berth-openapi > docs/openapi.json`"
+    );
+}

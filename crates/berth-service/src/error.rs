@@ -1,0 +1,165 @@
+//! `ServiceError`: every way a service call can fail, with a neutral code the API maps to HTTP.
+
+use berth_calendar::{CalendarError, Conflict};
+
+/// A neutral error class; the API maps it to a status code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The request is malformed or inconsistent.
+    InvalidInput,
+    /// The request names something that does not exist.
+    NotFound,
+    /// The request does not fit (capacity) or reuses an idempotency key with another body.
+    Conflict,
+    /// The journal or a dependency could not answer.
+    Unavailable,
+    /// A bug.
+    Internal,
+}
+
+/// Why a service call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// The calendar refused the command (nothing changed); a capacity conflict carries offers.
+    #[error("{source}")]
+    Calendar {
+        /// The calendar's reason.
+        source: CalendarError,
+    },
+    /// Malformed input.
+    #[error("invalid input: {message}")]
+    Invalid {
+        /// What is wrong, one sentence.
+        message: String,
+    },
+    /// Unknown id.
+    #[error("{what} `{id}` not found")]
+    NotFound {
+        /// Kind of thing (`plan`, `subscription`).
+        what: &'static str,
+        /// The id asked for.
+        id: String,
+    },
+    /// An idempotency key was reused with a different request.
+    #[error("idempotency key `{key}` was used with a different request")]
+    KeyReused {
+        /// The key.
+        key: String,
+    },
+    /// The store failed; the request was not applied.
+    #[error("store unavailable: {message}")]
+    Store {
+        /// What failed.
+        message: String,
+    },
+    /// Other writers kept appending; the request was not applied.
+    #[error(
+        "too much contention on stream `{stream}`; expected to commit within {attempts} attempts"
+    )]
+    Contention {
+        /// The stream.
+        stream: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The service is shutting down or overloaded.
+    #[error("service unavailable: {message}")]
+    Unavailable {
+        /// Why.
+        message: String,
+    },
+    /// A stored record could not be read back.
+    #[error("corrupt record {seq} of `{stream}`: {message}")]
+    Corrupt {
+        /// The stream.
+        stream: String,
+        /// Sequence number of the record.
+        seq: u64,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ServiceError {
+    /// The neutral class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ServiceError::Calendar { source } => match source {
+                CalendarError::Conflict(_) => ErrorKind::Conflict,
+                CalendarError::UnknownZone { .. }
+                | CalendarError::UnknownPool { .. }
+                | CalendarError::UnknownReservation { .. }
+                | CalendarError::UnknownAllocation { .. }
+                | CalendarError::UnknownSubscription { .. } => ErrorKind::NotFound,
+                _ => ErrorKind::InvalidInput,
+            },
+            ServiceError::Invalid { .. } => ErrorKind::InvalidInput,
+            ServiceError::NotFound { .. } => ErrorKind::NotFound,
+            ServiceError::KeyReused { .. } => ErrorKind::Conflict,
+            ServiceError::Store { .. }
+            | ServiceError::Contention { .. }
+            | ServiceError::Unavailable { .. } => ErrorKind::Unavailable,
+            ServiceError::Corrupt { .. } => ErrorKind::Internal,
+        }
+    }
+
+    /// The capacity conflict with its offers, when this is one.
+    pub fn conflict(&self) -> Option<&Conflict> {
+        match self {
+            ServiceError::Calendar {
+                source: CalendarError::Conflict(c),
+            } => Some(c.as_ref()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> ServiceError {
+        ServiceError::Invalid {
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn store(message: impl std::fmt::Display) -> ServiceError {
+        ServiceError::Store {
+            message: message.to_string(),
+        }
+    }
+}
+
+impl From<berth_store::StoreError> for ServiceError {
+    fn from(e: berth_store::StoreError) -> Self {
+        use berth_store::StoreError as S;
+        match e {
+            S::IdempotencyConflict { key } => ServiceError::KeyReused { key },
+            S::NotFound { kind, id } => ServiceError::NotFound {
+                what: kind_name(kind),
+                id,
+            },
+            S::Corrupt { what, detail } => ServiceError::Corrupt {
+                stream: what.to_owned(),
+                seq: 0,
+                message: detail,
+            },
+            other => ServiceError::store(other),
+        }
+    }
+}
+
+fn kind_name(k: berth_store::RecordKind) -> &'static str {
+    use berth_store::RecordKind as K;
+    match k {
+        K::Plan => "plan",
+        K::Subscription => "subscription",
+        K::Provider => "provider",
+        K::Stream => "stream",
+        K::IdempotencyKey => "idempotency key",
+        _ => "record",
+    }
+}
+
+impl From<CalendarError> for ServiceError {
+    fn from(source: CalendarError) -> Self {
+        ServiceError::Calendar { source }
+    }
+}

@@ -1,0 +1,674 @@
+//! The plan service: accepted plans are stored (status `template`) before the caller hears
+//! back, solved on a bounded worker pool (the engine in blocking threads, `timeout` enforced),
+//! their `reservations` made all-or-nothing, and resumed after a restart.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use berth_calendar::{
+    Amounts, Applied, Command, ReservationQuery, ReservationRequest, ReservationState,
+};
+use berth_engine::{PlanOptions, PlanOutcome, Status};
+use berth_inventory::InventoryProvider;
+use berth_store::{NewPlan, PlanRecord, PlanUpdate, Store, StoreError};
+use berth_template::Template;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Mutex, mpsc};
+
+use crate::ServiceError;
+use crate::reservations::{ReservationService, WallClock};
+
+/// Plan statuses, as ONAP HAS names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum PlanStatus {
+    /// Accepted, waiting for a worker.
+    #[serde(rename = "template")]
+    Template,
+    /// The template is being read.
+    #[serde(rename = "translating")]
+    Translating,
+    /// The template was read.
+    #[serde(rename = "translated")]
+    Translated,
+    /// The solver runs.
+    #[serde(rename = "solving")]
+    Solving,
+    /// Plans were found.
+    #[serde(rename = "solved")]
+    Solved,
+    /// The template's reservations are being made.
+    #[serde(rename = "reserving")]
+    Reserving,
+    /// Finished: plans found and reservations (if any) made.
+    #[serde(rename = "done")]
+    Done,
+    /// No plan satisfies the constraints.
+    #[serde(rename = "not found")]
+    NotFound,
+    /// The plan failed (see its message).
+    #[serde(rename = "error")]
+    Error,
+}
+
+impl PlanStatus {
+    /// Every status, in lifecycle order.
+    pub const ALL: [PlanStatus; 9] = [
+        PlanStatus::Template,
+        PlanStatus::Translating,
+        PlanStatus::Translated,
+        PlanStatus::Solving,
+        PlanStatus::Solved,
+        PlanStatus::Reserving,
+        PlanStatus::Done,
+        PlanStatus::NotFound,
+        PlanStatus::Error,
+    ];
+
+    /// The status as HAS writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanStatus::Template => "template",
+            PlanStatus::Translating => "translating",
+            PlanStatus::Translated => "translated",
+            PlanStatus::Solving => "solving",
+            PlanStatus::Solved => "solved",
+            PlanStatus::Reserving => "reserving",
+            PlanStatus::Done => "done",
+            PlanStatus::NotFound => "not found",
+            PlanStatus::Error => "error",
+        }
+    }
+
+    /// True for `done`, `not found` and `error`.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            PlanStatus::Done | PlanStatus::NotFound | PlanStatus::Error
+        )
+    }
+}
+
+/// A plan request (HAS `POST /v1/plans`), already decoded from the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRequest {
+    /// Plan name.
+    pub name: String,
+    /// Client-chosen id (a UUID is generated otherwise).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The template: a JSON object, or YAML/JSON text.
+    pub template: serde_json::Value,
+    /// How many plans; `None` = all (up to `limit` or the service's cap).
+    #[serde(default)]
+    pub num_solution: Option<usize>,
+    /// Solve time limit in seconds.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Cap on the number of plans.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// `get_file` contents by name.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+}
+
+/// A plan as the API reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Status.
+    pub status: PlanStatus,
+    /// Why it failed, or what was found.
+    pub message: Option<String>,
+    /// The engine's outcome (`berth solve` JSON contract) once solved.
+    pub outcome: Option<serde_json::Value>,
+    /// Reservation ids made for it.
+    pub reservations: Vec<String>,
+    /// When accepted.
+    pub created: DateTime<Utc>,
+    /// Last change.
+    pub updated: DateTime<Utc>,
+}
+
+/// Plan service settings.
+#[derive(Debug, Clone)]
+pub struct PlanConfig {
+    /// Worker tasks (plans solved at once).
+    pub workers: usize,
+    /// Accepted plans not yet finished; more are refused as unavailable.
+    pub max_pending: usize,
+    /// Timeout when the request gives none, in seconds.
+    pub default_timeout: u64,
+    /// Largest timeout accepted, in seconds.
+    pub max_timeout: u64,
+    /// Cap on plans per request (`num_solution: all`).
+    pub max_solutions: usize,
+    /// Length of a reservation made for a plan, in hours, unless its properties say otherwise.
+    pub reservation_hours: i64,
+    /// Template parsing limits.
+    pub limits: berth_template::Limits,
+}
+
+impl Default for PlanConfig {
+    fn default() -> Self {
+        PlanConfig {
+            workers: 2,
+            max_pending: 10_000,
+            default_timeout: 300,
+            max_timeout: 3600,
+            max_solutions: 50,
+            reservation_hours: 24,
+            limits: berth_template::Limits::default(),
+        }
+    }
+}
+
+/// The plans, their store, and the statuses of plans this process is working on.
+pub struct PlanService {
+    store: Arc<dyn Store>,
+    inventory: Arc<dyn InventoryProvider>,
+    reservations: Arc<ReservationService>,
+    clock: Arc<dyn WallClock>,
+    cfg: PlanConfig,
+    /// Transient statuses (translating .. reserving) of plans solved here; not persisted.
+    working: Mutex<HashMap<String, PlanStatus>>,
+    queue: mpsc::UnboundedSender<String>,
+}
+
+fn parse_status(s: &str) -> PlanStatus {
+    PlanStatus::ALL
+        .into_iter()
+        .find(|x| x.as_str() == s)
+        .unwrap_or(PlanStatus::Error)
+}
+
+fn to_plan(r: PlanRecord, working: &HashMap<String, PlanStatus>) -> Plan {
+    let mut status = parse_status(&r.status);
+    if status == PlanStatus::Template
+        && let Some(w) = working.get(&r.id)
+    {
+        status = *w;
+    }
+    let result = r.result.unwrap_or_default();
+    let reservations = result
+        .get("reservations")
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    Plan {
+        id: r.id,
+        name: r.name,
+        status,
+        message: r.message,
+        outcome: result.get("outcome").cloned().filter(|v| !v.is_null()),
+        reservations,
+        created: r.created_at,
+        updated: r.updated_at,
+    }
+}
+
+impl PlanService {
+    /// Starts `cfg.workers` workers and queues every accepted but unfinished plan again.
+    pub async fn start(
+        store: Arc<dyn Store>,
+        inventory: Arc<dyn InventoryProvider>,
+        reservations: Arc<ReservationService>,
+        clock: Arc<dyn WallClock>,
+        cfg: PlanConfig,
+    ) -> Result<Arc<PlanService>, ServiceError> {
+        let pending = store
+            .plans_with_status(PlanStatus::Template.as_str())
+            .await?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let svc = Arc::new(PlanService {
+            store,
+            inventory,
+            reservations,
+            clock,
+            cfg,
+            working: Mutex::new(HashMap::new()),
+            queue: tx,
+        });
+        if !pending.is_empty() {
+            tracing::info!(plans = pending.len(), "resuming accepted plans");
+        }
+        for p in pending {
+            let _ = svc.queue.send(p.id);
+        }
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..svc.cfg.workers.max(1) {
+            let svc = Arc::clone(&svc);
+            let rx = Arc::clone(&rx);
+            tokio::spawn(async move {
+                loop {
+                    let next = rx.lock().await.recv().await;
+                    let Some(id) = next else { break };
+                    svc.run(&id).await;
+                }
+            });
+        }
+        Ok(svc)
+    }
+
+    /// Accepts a plan: checks the request, stores it with status `template`, queues it.
+    pub async fn accept(&self, mut request: PlanRequest) -> Result<Plan, ServiceError> {
+        if request.name.trim().is_empty() {
+            return Err(ServiceError::invalid(
+                "plan `name` is empty; expected a name",
+            ));
+        }
+        if !(request.template.is_object() || request.template.is_string()) {
+            return Err(ServiceError::invalid(
+                "`template` must be an object or YAML/JSON text",
+            ));
+        }
+        if let Some(t) = request.timeout
+            && (t == 0 || t > self.cfg.max_timeout)
+        {
+            return Err(ServiceError::invalid(format!(
+                "`timeout` {t} is out of range; expected 1..={}",
+                self.cfg.max_timeout
+            )));
+        }
+        let id = match request.id.take().filter(|s| !s.is_empty()) {
+            Some(id) if id.len() > 128 || id.chars().any(|c| c.is_control() || c == '/') => {
+                return Err(ServiceError::invalid(
+                    "plan `id` must be at most 128 characters without `/`",
+                ));
+            }
+            Some(id) => id,
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let pending = self
+            .store
+            .plans_with_status(PlanStatus::Template.as_str())
+            .await?
+            .len();
+        if pending >= self.cfg.max_pending {
+            return Err(ServiceError::Unavailable {
+                message: format!("{pending} plans are waiting; try again later"),
+            });
+        }
+        let new = NewPlan {
+            id: id.clone(),
+            name: request.name.clone(),
+            status: PlanStatus::Template.as_str().to_owned(),
+            request: serde_json::to_value(&request).map_err(ServiceError::store)?,
+            created_at: self.clock.now(),
+        };
+        let rec = match self.store.create_plan(&new).await {
+            Ok(r) => r,
+            Err(StoreError::Duplicate { .. }) => {
+                // The same request again (a client retry) gets the plan it created.
+                let existing = self.store.get_plan(&id).await?;
+                return match existing {
+                    Some(r) if r.request == new.request => {
+                        let working = self.working.lock().await;
+                        Ok(to_plan(r, &working))
+                    }
+                    _ => Err(ServiceError::invalid(format!("plan `{id}` already exists"))),
+                };
+            }
+            Err(e) => return Err(e.into()),
+        };
+        metrics::counter!("berth_plans_accepted_total").increment(1);
+        let _ = self.queue.send(id);
+        Ok(to_plan(rec, &HashMap::new()))
+    }
+
+    /// One plan.
+    pub async fn get(&self, id: &str) -> Result<Option<Plan>, ServiceError> {
+        let rec = self.store.get_plan(id).await?;
+        let working = self.working.lock().await;
+        Ok(rec.map(|r| to_plan(r, &working)))
+    }
+
+    /// Every plan, by creation time then id.
+    pub async fn list(&self) -> Result<Vec<Plan>, ServiceError> {
+        let recs = self.store.list_plans().await?;
+        let working = self.working.lock().await;
+        Ok(recs.into_iter().map(|r| to_plan(r, &working)).collect())
+    }
+
+    /// Plans per status (for metrics).
+    pub async fn counts(&self) -> Result<BTreeMap<PlanStatus, usize>, ServiceError> {
+        let mut out: BTreeMap<PlanStatus, usize> =
+            PlanStatus::ALL.iter().map(|s| (*s, 0)).collect();
+        for p in self.list().await? {
+            *out.entry(p.status).or_default() += 1;
+        }
+        Ok(out)
+    }
+
+    /// Deletes a plan (a running solve finishes but its result is dropped).
+    pub async fn delete(&self, id: &str) -> Result<(), ServiceError> {
+        self.store.delete_plan(id).await?;
+        self.working.lock().await.remove(id);
+        Ok(())
+    }
+
+    async fn set_status(&self, id: &str, status: PlanStatus) {
+        self.working.lock().await.insert(id.to_owned(), status);
+    }
+
+    async fn finish(
+        &self,
+        id: &str,
+        status: PlanStatus,
+        message: Option<String>,
+        outcome: Option<serde_json::Value>,
+        reservations: Vec<String>,
+    ) {
+        let update = PlanUpdate {
+            status: status.as_str().to_owned(),
+            result: Some(serde_json::json!({"outcome": outcome, "reservations": reservations})),
+            message,
+            updated_at: self.clock.now(),
+        };
+        let written = match self.store.get_plan(id).await {
+            Ok(Some(rec)) if rec.status == PlanStatus::Template.as_str() => self
+                .store
+                .update_plan(id, rec.version, &update)
+                .await
+                .map(|_| ()),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
+        match written {
+            Ok(()) | Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => {}
+            // Not stored: the plan stays `template` and is solved again after a restart.
+            Err(e) => tracing::error!(plan = id, error = %e, "cannot record a finished plan"),
+        }
+        self.working.lock().await.remove(id);
+        metrics::counter!("berth_plans_finished_total", "status" => status.as_str()).increment(1);
+    }
+
+    /// Solves one plan end to end; every failure becomes status `error` with the reason.
+    async fn run(&self, id: &str) {
+        let started = Instant::now();
+        let request = match self.store.get_plan(id).await {
+            Ok(Some(r)) if r.status == PlanStatus::Template.as_str() => {
+                match serde_json::from_value::<PlanRequest>(r.request) {
+                    Ok(req) => req,
+                    Err(e) => {
+                        self.finish(
+                            id,
+                            PlanStatus::Error,
+                            Some(format!("unreadable plan request: {e}")),
+                            None,
+                            Vec::new(),
+                        )
+                        .await;
+                        return;
+                    }
+                }
+            }
+            Ok(_) => return,
+            Err(e) => {
+                tracing::error!(plan = id, error = %e, "cannot read an accepted plan");
+                return;
+            }
+        };
+        let (status, message, outcome, reservations) = self.solve(id, request).await;
+        metrics::histogram!("berth_plan_duration_seconds").record(started.elapsed().as_secs_f64());
+        tracing::info!(
+            plan = id,
+            status = status.as_str(),
+            ms = started.elapsed().as_millis() as u64,
+            "plan finished"
+        );
+        self.finish(id, status, message, outcome, reservations)
+            .await;
+    }
+
+    async fn solve(
+        &self,
+        id: &str,
+        request: PlanRequest,
+    ) -> (
+        PlanStatus,
+        Option<String>,
+        Option<serde_json::Value>,
+        Vec<String>,
+    ) {
+        self.set_status(id, PlanStatus::Translating).await;
+        let opts = berth_template::LoadOptions {
+            files: request.files.clone(),
+            limits: self.cfg.limits.clone(),
+            ..Default::default()
+        };
+        let tpl = request.template.clone();
+        let loaded = tokio::task::spawn_blocking(move || match &tpl {
+            serde_json::Value::String(text) => berth_template::load(text, &opts),
+            other => berth_template::load_json(other, &opts),
+        })
+        .await;
+        let template = match loaded {
+            Ok(Ok(t)) => Arc::new(t),
+            Ok(Err(diags)) => {
+                let errors: Vec<String> = diags
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(ToString::to_string)
+                    .collect();
+                return (
+                    PlanStatus::Error,
+                    Some(format!("invalid template: {}", errors.join("; "))),
+                    None,
+                    Vec::new(),
+                );
+            }
+            Err(e) => {
+                return (
+                    PlanStatus::Error,
+                    Some(format!("translation failed: {e}")),
+                    None,
+                    Vec::new(),
+                );
+            }
+        };
+        self.set_status(id, PlanStatus::Translated).await;
+        self.set_status(id, PlanStatus::Solving).await;
+        let timeout = request
+            .timeout
+            .unwrap_or(self.cfg.default_timeout)
+            .clamp(1, self.cfg.max_timeout);
+        let cap = request
+            .limit
+            .unwrap_or(self.cfg.max_solutions)
+            .clamp(1, self.cfg.max_solutions);
+        let opts = PlanOptions {
+            solutions: request.num_solution.unwrap_or(cap).clamp(1, cap),
+            time_limit: Some(Duration::from_secs(timeout)),
+            ..PlanOptions::default()
+        };
+        let inventory = Arc::clone(&self.inventory);
+        let t = Arc::clone(&template);
+        let handle =
+            tokio::task::spawn_blocking(move || berth_engine::plan(&t, inventory.as_ref(), &opts));
+        // The engine stops itself at the time limit; the outer guard covers a runaway step.
+        let outcome = match tokio::time::timeout(
+            Duration::from_secs(timeout) + Duration::from_secs(2),
+            handle,
+        )
+        .await
+        {
+            Ok(Ok(Ok(o))) => o,
+            Ok(Ok(Err(e))) => {
+                let o = PlanOutcome::from_error(&e);
+                return (
+                    PlanStatus::Error,
+                    Some(e.to_string()),
+                    Some(o.to_json()),
+                    Vec::new(),
+                );
+            }
+            Ok(Err(e)) => {
+                return (
+                    PlanStatus::Error,
+                    Some(format!("solver failed: {e}")),
+                    None,
+                    Vec::new(),
+                );
+            }
+            Err(_) => {
+                return (
+                    PlanStatus::Error,
+                    Some(format!("plan timed out after {timeout} s")),
+                    None,
+                    Vec::new(),
+                );
+            }
+        };
+        let json = outcome.to_json();
+        match outcome.status {
+            Status::NotFound => {
+                return (
+                    PlanStatus::NotFound,
+                    Some(outcome.message),
+                    Some(json),
+                    Vec::new(),
+                );
+            }
+            Status::Error => {
+                return (
+                    PlanStatus::Error,
+                    Some(outcome.message),
+                    Some(json),
+                    Vec::new(),
+                );
+            }
+            Status::Solved => {}
+        }
+        self.set_status(id, PlanStatus::Solved).await;
+        if template.reservations.items.is_empty() {
+            return (
+                PlanStatus::Done,
+                Some(outcome.message),
+                Some(json),
+                Vec::new(),
+            );
+        }
+        self.set_status(id, PlanStatus::Reserving).await;
+        match self.reserve(id, &template, &outcome).await {
+            Ok(ids) => (PlanStatus::Done, Some(outcome.message), Some(json), ids),
+            Err(e) => (
+                PlanStatus::Error,
+                Some(format!("reservation failed, nothing reserved: {e}")),
+                Some(json),
+                Vec::new(),
+            ),
+        }
+    }
+
+    /// Reserves the best plan's candidates: one calendar reservation per (reservation, demand),
+    /// all in one append or none. A plan resumed after a crash finds its earlier reservations.
+    async fn reserve(
+        &self,
+        id: &str,
+        template: &Template,
+        outcome: &PlanOutcome,
+    ) -> Result<Vec<String>, ServiceError> {
+        let existing = self
+            .reservations
+            .read(|cal| {
+                let q = ReservationQuery::default();
+                cal.query_reservations(&q)
+                    .into_iter()
+                    .filter(|r| {
+                        r.attributes.get("plan").map(String::as_str) == Some(id)
+                            && r.state != ReservationState::Cancelled
+                    })
+                    .map(|r| r.id.to_string())
+                    .collect::<Vec<_>>()
+            })
+            .await?;
+        if !existing.is_empty() {
+            return Ok(existing);
+        }
+        let best = outcome
+            .solutions
+            .first()
+            .ok_or_else(|| ServiceError::invalid("the plan has no solution"))?;
+        let now = self.clock.now();
+        let mut commands = Vec::new();
+        for (name, item) in &template.reservations.items {
+            let amounts = reservation_amounts(item);
+            if amounts.is_zero() {
+                return Err(ServiceError::invalid(format!(
+                    "reservation `{name}` names no amounts; expected numeric entries in its `request` or properties"
+                )));
+            }
+            let hours = item
+                .properties
+                .get("duration_hours")
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or(self.cfg.reservation_hours);
+            for demand in &item.demands {
+                let placement = best.placements.get(demand).ok_or_else(|| {
+                    ServiceError::invalid(format!(
+                        "reservation `{name}` names demand `{demand}` that has no placement"
+                    ))
+                })?;
+                let zone = placement
+                    .get("candidate_id")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default();
+                let req = ReservationRequest::new(zone, amounts.clone())
+                    .ending(now + chrono::TimeDelta::hours(hours.max(1)))
+                    .attribute("plan", id)
+                    .attribute("reservation", name.as_str())
+                    .attribute("demand", demand.as_str());
+                commands.push(Command::CreateReservation(req));
+            }
+        }
+        let outcomes = self.reservations.batch(commands).await?;
+        Ok(outcomes
+            .into_iter()
+            .filter_map(|o| match o.applied {
+                Applied::ReservationCreated { id, .. } => Some(id.to_string()),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// Amounts of a template reservation: the non-negative integers of its `request` object, else
+/// of its properties (`controller` and `duration_hours` aside).
+fn reservation_amounts(item: &berth_template::Reservation) -> Amounts {
+    let from = |m: &serde_json::Map<String, serde_json::Value>| {
+        let mut a = Amounts::new();
+        for (k, v) in m {
+            let q = v
+                .as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
+            if let Some(q) = q
+                && k != "duration_hours"
+            {
+                a = a.with(k.as_str(), q);
+            }
+        }
+        a
+    };
+    if let Some(serde_json::Value::Object(m)) = &item.request {
+        return from(m);
+    }
+    let props: serde_json::Map<String, serde_json::Value> = item
+        .properties
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    from(&props)
+}
+
+#[cfg(test)]
+mod tests;

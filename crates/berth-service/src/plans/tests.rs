@@ -1,0 +1,210 @@
+//! Tests of the plan service: solving, reservations with rollback, bad templates, resume.
+
+use berth_calendar::{CapacityChange, PoolKey};
+use berth_inventory::StaticProvider;
+use chrono::TimeZone;
+
+use super::*;
+use crate::{ManualClock, Notifier, ReservationOptions};
+
+const INVENTORY: &str = "
+candidates:
+  - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10}
+  - {candidate_id: nyc, inventory_type: cloud, latitude: 40.7, longitude: -74.0, cost: 5}
+";
+
+fn template(reserve_vcpu: u64) -> serde_json::Value {
+    serde_json::json!({
+        "homing_template_version": "2017-10-10",
+        "locations": {"customer": {"latitude": 32.8, "longitude": -96.8}},
+        "demands": {"vG": [{"inventory_provider": "aai", "inventory_type": "cloud"}]},
+        "optimization": {"minimize": {"sum": [{"distance_between": ["customer", "vG"]}]}},
+        "reservations": {"r": {"type": "instance_reservation", "demands": ["vG"], "properties": {"controller": "berth", "request": {"vcpu": reserve_vcpu}}}}
+    })
+}
+
+fn request(name: &str, t: serde_json::Value) -> PlanRequest {
+    PlanRequest {
+        name: name.into(),
+        id: None,
+        template: t,
+        num_solution: Some(1),
+        timeout: Some(30),
+        limit: None,
+        files: BTreeMap::new(),
+    }
+}
+
+struct Fixture {
+    store: Arc<dyn Store>,
+    res: Arc<ReservationService>,
+    clock: ManualClock,
+}
+
+async fn fixture(url: &str) -> Fixture {
+    let t0 = Utc
+        .with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
+        .single()
+        .unwrap_or_default();
+    let clock = ManualClock::new(t0);
+    let store = berth_store::open(url).await.unwrap();
+    let res = ReservationService::open(
+        Arc::clone(&store),
+        ReservationOptions::default(),
+        Arc::new(clock.clone()),
+        Notifier::disabled(),
+    )
+    .await
+    .unwrap();
+    if res.seq().await == 0 {
+        let grow = |zone: &str| {
+            Command::IncreaseCapacity(CapacityChange {
+                pool: PoolKey::new(zone, "inventory"),
+                start: t0,
+                end: None,
+                amounts: Amounts::new().with("vcpu", 8),
+            })
+        };
+        res.batch(vec![grow("dfw"), grow("nyc")]).await.unwrap();
+    }
+    Fixture { store, res, clock }
+}
+
+async fn plans(f: &Fixture) -> Arc<PlanService> {
+    let inv: Arc<dyn InventoryProvider> = Arc::new(StaticProvider::parse(INVENTORY).unwrap());
+    PlanService::start(
+        Arc::clone(&f.store),
+        inv,
+        Arc::clone(&f.res),
+        Arc::new(f.clock.clone()),
+        PlanConfig::default(),
+    )
+    .await
+    .unwrap()
+}
+
+async fn wait_final(p: &PlanService, id: &str) -> Plan {
+    for _ in 0..500 {
+        if let Some(plan) = p.get(id).await.unwrap()
+            && plan.status.is_final()
+        {
+            return plan;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("plan {id} did not finish");
+}
+
+async fn reserved_vcpu(f: &Fixture, zone: &str) -> u64 {
+    f.res
+        .read(|c| {
+            c.query_reservations(&ReservationQuery::default())
+                .iter()
+                .filter(|r| r.pool.zone.0 == zone && r.state != ReservationState::Cancelled)
+                .map(|r| r.amounts.get("vcpu"))
+                .sum()
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_plan_is_solved_and_its_reservation_made() {
+    let f = fixture("sqlite::memory:").await;
+    let p = plans(&f).await;
+    let accepted = p.accept(request("p1", template(3))).await.unwrap();
+    assert_eq!(accepted.status, PlanStatus::Template);
+    let done = wait_final(&p, &accepted.id).await;
+    assert_eq!(done.status, PlanStatus::Done, "{:?}", done.message);
+    let outcome = done.outcome.unwrap();
+    assert_eq!(
+        outcome["solutions"][0]["placements"]["vG"]["candidate_id"],
+        "dfw"
+    );
+    assert_eq!(done.reservations.len(), 1);
+    assert_eq!(reserved_vcpu(&f, "dfw").await, 3);
+    assert_eq!(p.counts().await.unwrap()[&PlanStatus::Done], 1);
+    p.delete(&accepted.id).await.unwrap();
+    assert!(p.get(&accepted.id).await.unwrap().is_none());
+    assert!(matches!(
+        p.delete(&accepted.id).await,
+        Err(ServiceError::NotFound { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_reservation_that_does_not_fit_fails_the_plan_and_leaves_nothing() {
+    let f = fixture("sqlite::memory:").await;
+    let p = plans(&f).await;
+    let id = p.accept(request("big", template(9))).await.unwrap().id;
+    let plan = wait_final(&p, &id).await;
+    assert_eq!(plan.status, PlanStatus::Error);
+    assert!(
+        plan.message
+            .unwrap_or_default()
+            .contains("nothing reserved")
+    );
+    assert_eq!(reserved_vcpu(&f, "dfw").await, 0);
+}
+
+#[tokio::test]
+async fn bad_requests_and_templates_are_reported() {
+    let f = fixture("sqlite::memory:").await;
+    let p = plans(&f).await;
+    assert!(matches!(
+        p.accept(request(" ", template(1))).await,
+        Err(ServiceError::Invalid { .. })
+    ));
+    assert!(matches!(
+        p.accept(request("x", serde_json::json!(3))).await,
+        Err(ServiceError::Invalid { .. })
+    ));
+    let mut r = request("x", template(1));
+    r.timeout = Some(0);
+    assert!(p.accept(r).await.is_err());
+    let id = p
+        .accept(request(
+            "bad",
+            serde_json::json!("demands: {vG: [{inventory_type: nope}]}"),
+        ))
+        .await
+        .unwrap()
+        .id;
+    let plan = wait_final(&p, &id).await;
+    assert_eq!(plan.status, PlanStatus::Error);
+    assert!(
+        plan.message
+            .unwrap_or_default()
+            .starts_with("invalid template")
+    );
+    let mut dup = request("dup", template(1));
+    dup.id = Some(id.clone());
+    assert!(matches!(
+        p.accept(dup).await,
+        Err(ServiceError::Invalid { .. })
+    ));
+}
+
+#[tokio::test]
+async fn an_accepted_plan_is_solved_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("b.db").display());
+    {
+        // Accepted but never solved: the process died before a worker ran.
+        let f = fixture(&url).await;
+        let new = NewPlan {
+            id: "resume-me".into(),
+            name: "r".into(),
+            status: "template".into(),
+            request: serde_json::to_value(request("r", template(2))).unwrap(),
+            created_at: f.clock.now(),
+        };
+        f.store.create_plan(&new).await.unwrap();
+        f.store.close().await.unwrap();
+    }
+    let f = fixture(&url).await;
+    let p = plans(&f).await;
+    let plan = wait_final(&p, "resume-me").await;
+    assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+    assert_eq!(reserved_vcpu(&f, "dfw").await, 2);
+}
