@@ -3,18 +3,11 @@
 //! groups), and, with `--bench`, hosts used against the lower bound after 1 s and 10 s of
 //! large-neighbourhood search on packing-only instances (printed once before the benches).
 
-use std::hint::black_box;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use berth_placement::synth::{WorkloadSpec, datacenter, workload};
-use berth_placement::{ExactMode, Instance, Objective, Options, Weights, greedy, solve};
+use berth_benches::placement::instance;
+use berth_placement::synth::WorkloadSpec;
+use berth_placement::{Objective, Weights, greedy};
 use criterion::{Criterion, Throughput};
-
-fn instance(hosts: usize, spec: &WorkloadSpec) -> Instance {
-    let topo = Arc::new(datacenter(hosts).expect("synthetic datacenter"));
-    workload(topo, spec).expect("synthetic workload")
-}
+use std::hint::black_box;
 
 fn greedy_benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("placement/greedy");
@@ -34,53 +27,9 @@ fn greedy_benches(c: &mut Criterion) {
     g.finish();
 }
 
-/// Hosts used versus the lower bound after 1 s and 10 s (packing only and with groups).
-fn quality() {
-    for (hosts, vms) in [(1_000, 5_000), (10_000, 50_000)] {
-        for (name, spec) in [
-            ("packing", WorkloadSpec::packing(vms, 1)),
-            ("groups", WorkloadSpec::with_groups(vms, 1)),
-        ] {
-            let inst = instance(hosts, &spec);
-            let lb = inst.hosts_lower_bound();
-            let t = Instant::now();
-            let g = greedy(&inst, Objective::Pack, Weights::default());
-            let secs = t.elapsed().as_secs_f64();
-            let used = g
-                .iter()
-                .flatten()
-                .collect::<std::collections::BTreeSet<_>>()
-                .len();
-            println!(
-                "quality {hosts}h/{vms}vm {name}: greedy {used} hosts ({:.2}% over LB {lb}) in {:.3}s = {:.0} placements/s",
-                100.0 * (used as f64 / lb as f64 - 1.0),
-                secs,
-                vms as f64 / secs
-            );
-            for limit in [1u64, 10] {
-                let opts = Options {
-                    deadline: Some(Arc::new(Instant::now() + Duration::from_secs(limit))),
-                    max_iterations: None,
-                    exact: ExactMode::Off,
-                    ..Options::default()
-                };
-                let sol = solve(&inst, &opts);
-                println!(
-                    "quality {hosts}h/{vms}vm {name}: after {limit:>2}s {} hosts ({:.2}% over LB {lb}), {} neighbourhoods, {} improvements, status {}",
-                    sol.report.cost.hosts_used,
-                    100.0 * (sol.report.cost.hosts_used as f64 / lb as f64 - 1.0),
-                    sol.stats.iterations,
-                    sol.stats.improvements,
-                    sol.status.as_str()
-                );
-            }
-        }
-    }
-}
-
 fn main() {
     if berth_benches::full_run() && std::env::var_os("PLACEMENT_SKIP_QUALITY").is_none() {
-        quality();
+        berth_benches::placement::quality(None, false);
     }
     let mut c = Criterion::default().configure_from_args();
     greedy_benches(&mut c);

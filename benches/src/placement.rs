@@ -1,6 +1,4 @@
-//! Prints greedy placements per second and hosts used versus the lower bound after 1 s and
-//! 10 s of large-neighbourhood search (the numbers of `benches/benches/placement.rs` without
-//! the criterion harness): `cargo run --release -p berth-placement --example place_quality`.
+//! Placement quality measurement shared by the placement bench and the `place_quality` example.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -8,25 +6,23 @@ use std::time::{Duration, Instant};
 use berth_placement::synth::{WorkloadSpec, datacenter, workload};
 use berth_placement::{ExactMode, Instance, Objective, Options, Weights, greedy, solve};
 
-fn instance(hosts: usize, spec: &WorkloadSpec) -> Instance {
+/// A synthetic datacenter of `hosts` hosts with the workload `spec`.
+pub fn instance(hosts: usize, spec: &WorkloadSpec) -> Instance {
     let topo = Arc::new(datacenter(hosts).expect("synthetic datacenter"));
     workload(topo, spec).expect("synthetic workload")
 }
 
-/// Hosts used versus the lower bound after 1 s and 10 s (packing only and with groups).
-fn quality() {
-    let args: Vec<String> = std::env::args().collect();
-    // `--only 10000h/packing`-style filter: run the cases whose label contains the text.
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|k| args.get(k + 1));
+/// Prints greedy placements per second and hosts used versus the lower bound after 1 s and
+/// 10 s of large-neighbourhood search, for 1,000 and 10,000 hosts, packing-only and with
+/// groups. `only` keeps the cases whose label (`10000h/50000vm packing`) contains it;
+/// `greedy_only` skips the search.
+pub fn quality(only: Option<&str>, greedy_only: bool) {
     for (hosts, vms) in [(1_000, 5_000), (10_000, 50_000)] {
         for (name, spec) in [
             ("packing", WorkloadSpec::packing(vms, 1)),
             ("groups", WorkloadSpec::with_groups(vms, 1)),
         ] {
-            if only.is_some_and(|o| !format!("{hosts}h/{vms}vm {name}").contains(o.as_str())) {
+            if only.is_some_and(|o| !format!("{hosts}h/{vms}vm {name}").contains(o)) {
                 continue;
             }
             let inst = instance(hosts, &spec);
@@ -45,7 +41,7 @@ fn quality() {
                 secs,
                 vms as f64 / secs
             );
-            if std::env::args().any(|a| a == "--greedy-only") {
+            if greedy_only {
                 continue;
             }
             for limit in [1u64, 10] {
@@ -67,8 +63,4 @@ fn quality() {
             }
         }
     }
-}
-
-fn main() {
-    quality();
 }

@@ -1,0 +1,15 @@
+//! Prints greedy placements per second and hosts used versus the lower bound after 1 s and
+//! 10 s of large-neighbourhood search (the numbers of `benches/benches/placement.rs` without
+//! the criterion harness): `cargo run --release -p berth-benches --example place_quality
+//! [-- --only TEXT] [--greedy-only]`.
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `--only "10000h/50000vm packing"`: run the cases whose label contains the text.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|k| args.get(k + 1));
+    let greedy_only = args.iter().any(|a| a == "--greedy-only");
+    berth_benches::placement::quality(only.map(String::as_str), greedy_only);
+}
