@@ -1,14 +1,16 @@
 //! Criterion benchmarks for berth-calendar: admission, create, cancel and earliest-window search
-//! with 10^4, 10^5 and 10^6 live reservations spread over a year (minute-aligned instants).
+//! with 10^4, 10^5 and 10^6 live reservations spread over a year (minute-aligned instants);
+//! restoring a snapshot against replaying the command log at 10^4 and 10^5.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use berth_calendar::chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use berth_calendar::{
-    Amounts, Calendar, CapacityChange, Policy, PoolKey, ReservationRequest, WindowQuery, ZoneId,
+    Amounts, Calendar, CapacityChange, Command, LogEntry, Policy, PoolKey, ReservationRequest,
+    WindowQuery, ZoneId,
 };
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 
 const YEAR_MINUTES: i64 = 365 * 24 * 60;
 
@@ -176,5 +178,80 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(calendar, benches);
+/// The command log of a calendar with `n` live reservations (as `build`, without top-ups):
+/// one capacity increase and one create per admitted request, all at `t0`.
+fn logged(n: u64) -> (Policy, Vec<LogEntry>, Calendar) {
+    let policy = Policy {
+        max_duration_hours: None,
+        ..Policy::default()
+    };
+    let mut cal = Calendar::new(policy.clone());
+    let concurrent = (n as f64 * 24.5 * 60.0 / YEAR_MINUTES as f64).max(1.0);
+    let capacity = Command::IncreaseCapacity(CapacityChange {
+        pool: PoolKey::new("zone-1", "openstack"),
+        start: t0(),
+        end: None,
+        amounts: Amounts::new()
+            .with("cores", (concurrent * 4.5 / 0.6) as u64 + 16)
+            .with("ram", (concurrent * 8.5 * 1024.0 / 0.6) as u64 + 32 * 1024),
+    });
+    let mut log = Vec::new();
+    if cal.apply(capacity.clone(), t0()).is_ok() {
+        log.push(LogEntry {
+            at: t0(),
+            command: capacity,
+        });
+    }
+    let mut rng = Rng(0x5eed_0000 + n);
+    let requests: Vec<ReservationRequest> = (0..n).map(|_| request(&mut rng)).collect();
+    // The bulk loader gives exactly what one-by-one creates give, so the log replays to it.
+    let made = cal.create_reservations(requests.clone(), t0());
+    for (r, m) in requests.into_iter().zip(made) {
+        if m.is_ok() {
+            log.push(LogEntry {
+                at: t0(),
+                command: Command::CreateReservation(r),
+            });
+        }
+    }
+    (policy, log, cal)
+}
+
+/// Restore from a snapshot against replaying the whole log: one timed run of each (a replay
+/// of 10^5 creates takes seconds), then criterion on restore alone.
+fn restore_vs_replay(c: &mut Criterion) {
+    let mut g = c.benchmark_group("calendar_restore");
+    g.sample_size(10);
+    for n in berth_benches::sizes(&[10_000u64, 100_000]) {
+        let (policy, log, cal) = logged(n);
+        let entries = log.len();
+        let started = Instant::now();
+        let replayed = Calendar::replay(policy, log);
+        let replay = started.elapsed();
+        let started = Instant::now();
+        let snap = cal.snapshot();
+        let snapshot = started.elapsed();
+        let started = Instant::now();
+        let restored = Calendar::restore(snap.clone());
+        let restore = started.elapsed();
+        let same = match (&replayed, &restored) {
+            (Ok(a), Ok(b)) => a.state() == b.state() && b.state() == cal.state(),
+            _ => false,
+        };
+        assert!(same, "replay and restore disagree");
+        eprintln!(
+            "{n} reservations ({entries} log entries): replay {replay:.2?}, snapshot {snapshot:.2?}, restore {restore:.2?}"
+        );
+        g.bench_function(BenchmarkId::new("restore", n), |b| {
+            b.iter_batched(
+                || snap.clone(),
+                |s| black_box(Calendar::restore(s).is_ok()),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(calendar, benches, restore_vs_replay);
 criterion_main!(calendar);

@@ -72,11 +72,23 @@ fn ceil_div(a: i64, b: i64) -> u64 {
     u64::try_from(a.saturating_add(b - 1) / b).unwrap_or(0)
 }
 
+/// One accepted capacity change of one dimension: `change` (negative for a decrease) over
+/// `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CapacityStep {
+    dim: u16,
+    start: i64,
+    end: i64,
+    change: i64,
+}
+
 #[derive(Clone, Debug)]
 struct Pool {
     key: PoolKey,
     profiles: BTreeMap<u16, Profile>,
     increases: BTreeMap<u16, u64>,
+    /// Every capacity change in order: the capacity part of the profiles, kept for snapshots.
+    history: Vec<CapacityStep>,
     /// Records contributing to the profiles, by start.
     live: BTreeSet<(i64, RecordRef)>,
 }
@@ -292,7 +304,9 @@ impl Calendar {
         self.clock.map(time)
     }
 
-    /// Applies one command at `now`. On error nothing changed.
+    /// Applies one command at `now`. When `now` is past the clock, the threshold crossings in
+    /// between come first in the events (only [`Command::Advance`] fires timers). On error
+    /// nothing changed.
     pub fn apply(&mut self, cmd: Command, now: DateTime<Utc>) -> Result<Outcome, CalendarError> {
         let now = tick(now);
         if let Some(c) = self.clock
@@ -304,6 +318,21 @@ impl Calendar {
             });
         }
         let mut events = Vec::new();
+        if cmd == Command::Advance {
+            self.advance_to(now, &mut events);
+            self.clock = Some(now);
+            self.eval_thresholds(now, &mut events);
+            return Ok(Outcome {
+                applied: Applied::Advanced,
+                events,
+            });
+        }
+        // Threshold crossings between the previous clock and `now`, read from the profiles as
+        // they stand (only `advance` fires timers); kept only when the command succeeds.
+        let mut watch = self.clock.filter(|c| *c < now).map(|c| self.watch(c));
+        if let Some(w) = watch.as_mut() {
+            self.walk_until(w, now, &mut events);
+        }
         let applied = match cmd {
             Command::IncreaseCapacity(c) => self.change_capacity(c, true, now, &mut events)?,
             Command::DecreaseCapacity(c) => self.change_capacity(c, false, now, &mut events)?,
@@ -316,10 +345,7 @@ impl Calendar {
             }
             Command::CreateAllocation(a) => self.create_allocation_at(a, now)?,
             Command::DestroyAllocation { id } => self.destroy_allocation_at(id, now)?,
-            Command::Advance => {
-                self.advance_to(now, &mut events);
-                Applied::Advanced
-            }
+            Command::Advance => Applied::Advanced,
             Command::SetPolicy(p) => {
                 self.policy = p;
                 Applied::PolicySet
@@ -343,6 +369,9 @@ impl Calendar {
                 Applied::Unsubscribed { id }
             }
         };
+        if let Some(w) = watch {
+            self.commit(w);
+        }
         self.clock = Some(now);
         self.eval_thresholds(now, &mut events);
         Ok(Outcome { applied, events })
@@ -424,7 +453,8 @@ impl Calendar {
         self.apply(Command::DestroyAllocation { id }, now)
     }
 
-    /// Moves time to `now` and returns the due events in time order.
+    /// Moves time to `now` and returns the due events in time order: timers and threshold
+    /// crossings interleaved, each at the instant it happened.
     pub fn advance(&mut self, now: DateTime<Utc>) -> Result<Vec<Event>, CalendarError> {
         Ok(self.apply(Command::Advance, now)?.events)
     }
@@ -1153,6 +1183,7 @@ impl Calendar {
                     key: c.pool.clone(),
                     profiles: BTreeMap::new(),
                     increases: BTreeMap::new(),
+                    history: Vec::new(),
                     live: BTreeSet::new(),
                 });
                 self.pool_ix.insert(c.pool.clone(), i);
@@ -1170,6 +1201,12 @@ impl Calendar {
                 .entry(di)
                 .or_default()
                 .add(start, end, [sign * v as i64, 0, 0, 0]);
+            p.history.push(CapacityStep {
+                dim: di,
+                start,
+                end,
+                change: sign * v as i64,
+            });
             if increase {
                 *p.increases.entry(di).or_insert(0) += v;
             }
@@ -1553,124 +1590,99 @@ impl Calendar {
         Ok(Applied::AllocationDestroyed { id })
     }
 
-    fn advance_to(&mut self, now: i64, ev: &mut Vec<Event>) {
-        while let Some(&(t, kind, raw)) = self.timers.first() {
-            if t > now {
-                break;
+    /// Fires every timer due at or before `upto`, in order; whether any fired.
+    fn fire_due(&mut self, upto: i64, ev: &mut Vec<Event>) -> bool {
+        let mut any = false;
+        while let Some(&timer) = self.timers.first()
+            && timer.0 <= upto
+        {
+            self.timers.remove(&timer);
+            self.fire(timer, ev);
+            any = true;
+        }
+        any
+    }
+
+    /// Applies one timer (already taken out of the queue) at its instant.
+    fn fire(&mut self, (t, kind, raw): (i64, u8, u64), ev: &mut Vec<Event>) {
+        let at = time(t);
+        match kind {
+            T_ALLOC_END => {
+                self.end_allocation(
+                    AllocationId(raw),
+                    AllocationState::Terminated,
+                    Some(TerminationReason::LifetimeEnded),
+                    t,
+                    ev,
+                );
             }
-            self.timers.remove(&(t, kind, raw));
-            let at = time(t);
-            match kind {
-                T_ALLOC_END => {
-                    self.end_allocation(
-                        AllocationId(raw),
-                        AllocationState::Terminated,
-                        Some(TerminationReason::LifetimeEnded),
-                        t,
-                        ev,
-                    );
-                }
-                T_RES_END => {
-                    let id = ReservationId(raw);
-                    self.close_reservation(id, ReservationState::Ended, None, t, ev);
-                    ev.push(Event::ReservationEnded {
+            T_RES_END => {
+                let id = ReservationId(raw);
+                self.close_reservation(id, ReservationState::Ended, None, t, ev);
+                ev.push(Event::ReservationEnded {
+                    at,
+                    reservation: id,
+                });
+            }
+            T_START => {
+                let id = ReservationId(raw);
+                if let Some(r) = self.reservations.get_mut(&id)
+                    && r.state == ReservationState::Initialized
+                {
+                    r.state = ReservationState::Active;
+                    ev.push(Event::ReservationStarted {
                         at,
                         reservation: id,
                     });
                 }
-                T_START => {
-                    let id = ReservationId(raw);
-                    if let Some(r) = self.reservations.get_mut(&id)
-                        && r.state == ReservationState::Initialized
+            }
+            T_SOON => {
+                let id = ReservationId(raw);
+                if let Some(r) = self.reservations.get_mut(&id) {
+                    r.soon = None;
+                    let mut rest = r.amounts.clone();
+                    for &(d, q) in &r.allocated {
+                        add_into(&mut rest, d, -q);
+                    }
+                    let expiry = r.expiry.map(time);
+                    if let Some(expiry) = expiry
+                        && !rest.is_empty()
                     {
-                        r.state = ReservationState::Active;
-                        ev.push(Event::ReservationStarted {
+                        let unallocated = self.amounts(&rest);
+                        ev.push(Event::ReservationExpiringSoon {
                             at,
                             reservation: id,
-                        });
-                    }
-                }
-                T_SOON => {
-                    let id = ReservationId(raw);
-                    if let Some(r) = self.reservations.get_mut(&id) {
-                        r.soon = None;
-                        let mut rest = r.amounts.clone();
-                        for &(d, q) in &r.allocated {
-                            add_into(&mut rest, d, -q);
-                        }
-                        let expiry = r.expiry.map(time);
-                        if let Some(expiry) = expiry
-                            && !rest.is_empty()
-                        {
-                            let unallocated = self.amounts(&rest);
-                            ev.push(Event::ReservationExpiringSoon {
-                                at,
-                                reservation: id,
-                                expiry,
-                                unallocated,
-                            });
-                        }
-                    }
-                }
-                _ => {
-                    let id = ReservationId(raw);
-                    let me = RecordRef::Reservation(id);
-                    let active = self
-                        .reservations
-                        .get(&id)
-                        .is_some_and(|r| r.state == ReservationState::Active);
-                    if active {
-                        self.detach(me);
-                        let mut released = Vec::new();
-                        if let Some(r) = self.reservations.get_mut(&id) {
-                            released = r.amounts.clone();
-                            for &(d, q) in &r.allocated {
-                                add_into(&mut released, d, -q);
-                            }
-                            r.released = released.clone();
-                            r.state = ReservationState::Expired;
-                        }
-                        self.attach(me);
-                        let released = self.amounts(&released);
-                        ev.push(Event::ReservationExpired {
-                            at,
-                            reservation: id,
-                            released,
+                            expiry,
+                            unallocated,
                         });
                     }
                 }
             }
-        }
-    }
-
-    fn eval_thresholds(&mut self, now: i64, ev: &mut Vec<Event>) {
-        let ids: Vec<SubscriptionId> = self.subs.keys().copied().collect();
-        for id in ids {
-            let Some(sub) = self.subs.get(&id) else {
-                continue;
-            };
-            let spec = &sub.spec;
-            let avail: i64 = match self.dim_ix.get(&spec.dimension) {
-                None => 0,
-                Some(&d) => self
-                    .candidate_pools(&spec.zone, spec.provider.as_ref())
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|&p| self.profile(p, d).map_or(0, |pr| pr.avail_at(now)))
-                    .sum(),
-            };
-            let below = avail < i64::try_from(spec.below).unwrap_or(i64::MAX);
-            if below != sub.below {
-                ev.push(Event::CapacityThreshold {
-                    at: time(now),
-                    subscription: id,
-                    zone: spec.zone.clone(),
-                    dimension: spec.dimension.clone(),
-                    available: avail,
-                    below,
-                });
-                if let Some(s) = self.subs.get_mut(&id) {
-                    s.below = below;
+            _ => {
+                let id = ReservationId(raw);
+                let me = RecordRef::Reservation(id);
+                let active = self
+                    .reservations
+                    .get(&id)
+                    .is_some_and(|r| r.state == ReservationState::Active);
+                if active {
+                    self.detach(me);
+                    let mut released = Vec::new();
+                    if let Some(r) = self.reservations.get_mut(&id) {
+                        released = r.amounts.clone();
+                        for &(d, q) in &r.allocated {
+                            add_into(&mut released, d, -q);
+                        }
+                        r.released = released.clone();
+                        r.state = ReservationState::Expired;
+                    }
+                    self.attach(me);
+                    let released = self.amounts(&released);
+                    ev.push(Event::ReservationExpired {
+                        at,
+                        reservation: id,
+                        released,
+                    });
                 }
             }
         }
@@ -1679,3 +1691,5 @@ impl Calendar {
 
 mod bulk;
 pub(crate) mod query;
+pub(crate) mod snapshot;
+mod thresholds;

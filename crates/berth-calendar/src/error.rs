@@ -1,4 +1,6 @@
-//! `CalendarError`: every way a calendar command or query can be refused.
+//! `CalendarError`: every way a calendar command, query or restore can be refused.
+
+use std::fmt;
 
 use chrono::{DateTime, Utc};
 
@@ -205,6 +207,212 @@ pub enum CalendarError {
         /// Its error.
         source: Box<CalendarError>,
     },
+    /// A snapshot written in another format version.
+    #[error("snapshot format {found} is not supported; expected format {expected}")]
+    SnapshotFormat {
+        /// The snapshot's `format`.
+        found: u32,
+        /// The one this build reads ([`crate::SNAPSHOT_FORMAT`]).
+        expected: u32,
+    },
+    /// A snapshot record failed validation; nothing was restored.
+    #[error("invalid snapshot: {record} {problem}")]
+    InvalidSnapshot {
+        /// The offending record.
+        record: SnapshotRecord,
+        /// What is wrong with it.
+        problem: SnapshotProblem,
+    },
+}
+
+/// The record of a snapshot that [`CalendarError::InvalidSnapshot`] names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotRecord {
+    /// The calendar as a whole (clock, counters).
+    Calendar,
+    /// An entry of the dimension list.
+    Dimension(Dimension),
+    /// A pool or one of its capacity changes.
+    Pool(PoolKey),
+    /// A reservation.
+    Reservation(ReservationId),
+    /// An allocation.
+    Allocation(AllocationId),
+    /// A threshold subscription.
+    Subscription(SubscriptionId),
+}
+
+impl fmt::Display for SnapshotRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SnapshotRecord::Calendar => f.write_str("calendar"),
+            SnapshotRecord::Dimension(d) => write!(f, "dimension `{d}`"),
+            SnapshotRecord::Pool(p) => write!(f, "pool `{p}`"),
+            SnapshotRecord::Reservation(id) => write!(f, "reservation `{id}`"),
+            SnapshotRecord::Allocation(id) => write!(f, "allocation `{id}`"),
+            SnapshotRecord::Subscription(id) => write!(f, "subscription `{id}`"),
+        }
+    }
+}
+
+/// What is wrong with a snapshot record (see [`CalendarError::InvalidSnapshot`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotProblem {
+    /// The id or name appears twice.
+    Duplicate,
+    /// The id is zero or above the counter that issues ids of its kind.
+    IdOutOfRange {
+        /// The counter (the last id issued).
+        counter: u64,
+    },
+    /// Names a pool the snapshot does not have.
+    UnknownPool {
+        /// The pool.
+        pool: PoolKey,
+    },
+    /// Names a dimension the snapshot does not list, or one its pool has no capacity in.
+    UnknownDimension {
+        /// The dimension.
+        dimension: Dimension,
+    },
+    /// Names a reservation the snapshot does not have.
+    UnknownReservation {
+        /// The reservation.
+        id: ReservationId,
+    },
+    /// An amount or a capacity change of zero.
+    ZeroAmount {
+        /// Its dimension.
+        dimension: Dimension,
+    },
+    /// A quantity, a pool's total increases or a committed level above the calendar's limits.
+    QuantityTooLarge {
+        /// Its dimension.
+        dimension: Dimension,
+        /// The value.
+        value: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A window whose end is not after its start.
+    EmptyWindow,
+    /// An expiry or a notice time outside the reservation's window.
+    OutsideWindow {
+        /// `expiry` or `notice`.
+        field: &'static str,
+    },
+    /// A time after the snapshot's clock (or any record in a snapshot without a clock).
+    AfterClock {
+        /// The field.
+        field: &'static str,
+    },
+    /// A field disagrees with the record's state or with the records it references.
+    Inconsistent {
+        /// The field.
+        field: &'static str,
+    },
+    /// A reservation's live allocations hold more than it reserves.
+    ExceedsReservation {
+        /// Dimension.
+        dimension: Dimension,
+        /// Held by its live allocations.
+        allocated: u64,
+        /// Reserved.
+        reserved: u64,
+    },
+    /// The capacity changes leave a negative capacity.
+    NegativeCapacity {
+        /// Dimension.
+        dimension: Dimension,
+        /// First instant where capacity is negative.
+        at: DateTime<Utc>,
+    },
+    /// Commitments exceed capacity where no record is flagged at risk.
+    OverCapacity {
+        /// Dimension.
+        dimension: Dimension,
+        /// First such instant.
+        at: DateTime<Utc>,
+    },
+    /// A subscription's below-state disagrees with availability at the clock.
+    ThresholdState {
+        /// Available at the clock.
+        available: i64,
+    },
+}
+
+impl fmt::Display for SnapshotProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SnapshotProblem::Duplicate => {
+                f.write_str("appears twice; expected each id or name once")
+            }
+            SnapshotProblem::IdOutOfRange { counter } => write!(
+                f,
+                "has an id outside 1..={counter}; expected an id the calendar's counter issued"
+            ),
+            SnapshotProblem::UnknownPool { pool } => {
+                write!(
+                    f,
+                    "names unknown pool `{pool}`; expected a pool of the snapshot"
+                )
+            }
+            SnapshotProblem::UnknownDimension { dimension } => write!(
+                f,
+                "names dimension `{dimension}`; expected a listed dimension with capacity in the record's pool"
+            ),
+            SnapshotProblem::UnknownReservation { id } => write!(
+                f,
+                "names unknown reservation `{id}`; expected a reservation of the snapshot"
+            ),
+            SnapshotProblem::ZeroAmount { dimension } => write!(
+                f,
+                "has a zero amount of `{dimension}`; expected positive amounts only"
+            ),
+            SnapshotProblem::QuantityTooLarge {
+                dimension,
+                value,
+                max,
+            } => write!(f, "has {value} of `{dimension}`; expected at most {max}"),
+            SnapshotProblem::EmptyWindow => {
+                f.write_str("has an empty window; expected end after start")
+            }
+            SnapshotProblem::OutsideWindow { field } => write!(
+                f,
+                "has `{field}` outside its window; expected start <= notice <= expiry <= end"
+            ),
+            SnapshotProblem::AfterClock { field } => write!(
+                f,
+                "has `{field}` after the clock; expected it at or before the snapshot's clock"
+            ),
+            SnapshotProblem::Inconsistent { field } => write!(
+                f,
+                "has `{field}` disagreeing with its state or the records it references; expected what the calendar would have left"
+            ),
+            SnapshotProblem::ExceedsReservation {
+                dimension,
+                allocated,
+                reserved,
+            } => write!(
+                f,
+                "has {allocated} `{dimension}` allocated by live allocations but reserves {reserved}; expected at most the reserved amount"
+            ),
+            SnapshotProblem::NegativeCapacity { dimension, at } => write!(
+                f,
+                "has capacity of `{dimension}` below zero at {at}; expected capacity >= 0"
+            ),
+            SnapshotProblem::OverCapacity { dimension, at } => write!(
+                f,
+                "commits more `{dimension}` than its capacity at {at} with no record there flagged at risk; expected flagged records wherever commitments exceed capacity"
+            ),
+            SnapshotProblem::ThresholdState { available } => write!(
+                f,
+                "has a below-state that disagrees with {available} available at the clock; expected the state the last command left"
+            ),
+        }
+    }
 }
 
 fn show_requested(r: &Option<u64>) -> String {

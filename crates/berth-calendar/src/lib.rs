@@ -1,7 +1,8 @@
 //! Reservation calendar: pools, reservations and allocations over time (seed 001, OPNFV Promise).
 //!
-//! Pure and deterministic: no IO, no clock. Every command takes `now` as an argument and time
-//! only moves through [`Calendar::advance`] (or [`Command::Advance`]).
+//! Pure and deterministic: no IO, no clock. Every command takes `now` as an argument (never
+//! earlier than the previous one); timers (starts, notices, expiries, ends) fire only through
+//! [`Calendar::advance`] (or [`Command::Advance`]).
 //!
 //! # Model
 //! - **Pools** ([`PoolKey`] = zone + provider) have a capacity per [`Dimension`] that is a step
@@ -28,6 +29,30 @@
 //!   the successful commands ([`Calendar::replay`]) reproduces the same [`CalendarState`].
 //! - The profiles are forward-looking: a record that ends, is cancelled or destroyed leaves the
 //!   profile over its whole window, so queries of the past show only what is still live.
+//! - **Threshold crossings** ([`ThresholdSubscription`]): each change of side of a
+//!   subscription's availability is reported once, at the instant it happens, as
+//!   [`Event::CapacityThreshold`]. When a command moves the clock from `c` to `now`, every
+//!   instant in `(c, now)` where a watched profile has a breakpoint is visited in time order;
+//!   `advance` also visits its timers' instants and includes `now`, so a dip that starts and
+//!   ends between two advances is reported twice, at its start and at its end. At one instant,
+//!   the events of the timers due there come first, then the crossings in subscription order.
+//! - At the command's own `now`, availability is evaluated once, *after* the command: what it
+//!   changes at `now` (a reservation starting now, a cancel, a capacity decrease) is reported
+//!   at `now` after its own events; what it changes later is reported when the clock gets
+//!   there. A command other than `advance` fires no timer: the crossings it passes over are
+//!   read from the profiles as they stand, and a timer it passes over (an expiry's release)
+//!   fires at the next `advance`, where its effect counts from the clock on. A failed command
+//!   reports nothing. After every command each subscription's below-state equals
+//!   `available at the clock < threshold`.
+//! - **Snapshots**: [`Calendar::snapshot`] holds every record that affects future behaviour
+//!   — policy, clock, id counters, dimensions in interning order, pools with their capacity
+//!   change history, reservations (with their pending expiry notice and at-risk flag),
+//!   allocations, subscriptions with their below-state — and nothing derived.
+//!   [`Calendar::restore`] checks it ([`SNAPSHOT_FORMAT`], ids against counters and each other,
+//!   references, windows, amounts, allocations against their reservations, the capacity
+//!   invariant above, below-states) and rebuilds the rest; the restored calendar answers and
+//!   applies every later command exactly like the original (ids and events included). A
+//!   daemon can persist a snapshot with its log position and replay only the tail.
 //!
 //! # Cost
 //! Per pool and dimension a B+-tree of breakpoints (32 entries per node, five levels at a
@@ -37,6 +62,14 @@
 //! breakpoint where it is lifted, never rescanning reservations.
 //! [`Calendar::create_reservations`] loads many reservations with one sorted merge per
 //! profile when they fit together, with results identical to creating them one by one.
+//!
+//! A clock move visits threshold crossings in O((w + k) log n): one descent per watched
+//! profile to start, then per breakpoint crossed one descent for the next one (a heap orders
+//! the profiles) and the availability of the subscriptions watching it — never a scan of
+//! the reservations. [`Calendar::snapshot`] is O(records); [`Calendar::restore`] is
+//! O(n log n) — one sort per profile and a level-by-level tree build, timers and live index
+//! inserted in order. At 10^5 live reservations the `calendar` bench restored in 0.33 s
+//! where replaying their log took 1.9 s (a loaded two-core machine).
 //!
 //! Instants are `DateTime<Utc>` kept at microsecond precision (finer parts are truncated).
 //!
@@ -65,6 +98,9 @@
 //! // Time moves only through `advance`, which returns the due events.
 //! let events = cal.advance(h(1))?;
 //! assert!(matches!(events[0], Event::ReservationStarted { reservation, .. } if reservation == r1));
+//! // A snapshot (serde) restores a calendar that goes on exactly like this one.
+//! let back = Calendar::restore(cal.snapshot())?;
+//! assert_eq!(back.state(), cal.state());
 //! # Ok::<(), CalendarError>(())
 //! ```
 
@@ -79,8 +115,9 @@ mod profile;
 mod types;
 
 pub use calendar::query::CalendarState;
+pub use calendar::snapshot::{SNAPSHOT_FORMAT, Snapshot};
 pub use calendar::{Calendar, MAX_POOL_TOTAL, MAX_QUANTITY};
-pub use error::CalendarError;
+pub use error::{CalendarError, SnapshotProblem, SnapshotRecord};
 pub use model::{
     Allocation, AllocationRequest, AllocationState, Applied, CancelReason, CapacityChange,
     CapacityLevels, CapacityQuery, CapacityReport, CapacitySummary, Command, Conflict, Event,

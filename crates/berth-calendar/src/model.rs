@@ -208,7 +208,8 @@ pub struct ThresholdSubscription {
     pub provider: Option<ProviderId>,
     /// Dimension watched.
     pub dimension: Dimension,
-    /// Fires when available at `now` goes below this value (and again when it recovers).
+    /// Fires when available goes below this value and again when it recovers, at the instant
+    /// it happens (see the crate docs on threshold crossings).
     pub below: u64,
 }
 
@@ -241,7 +242,7 @@ pub enum Command {
         /// The allocation.
         id: AllocationId,
     },
-    /// Processes every timer due at or before `now`.
+    /// Processes every timer due at or before `now`, with the threshold crossings in between.
     Advance,
     /// Replaces the policy (affects later requests only).
     SetPolicy(Policy),
@@ -490,7 +491,8 @@ pub enum Event {
         /// Dimensions above capacity.
         dimensions: Vec<Dimension>,
     },
-    /// Available capacity at `now` crossed a subscription's threshold.
+    /// Available capacity crossed a subscription's threshold at `at`: a breakpoint or timer
+    /// instant the clock passed, or the command's `now` when the command changed it there.
     CapacityThreshold {
         /// When.
         at: DateTime<Utc>,
@@ -574,7 +576,7 @@ pub enum Applied {
 pub struct Outcome {
     /// What was done.
     pub applied: Applied,
-    /// Events, in time order.
+    /// Events, in time order: crossings the clock move passed, then the command's own.
     pub events: Vec<Event>,
 }
 

@@ -587,6 +587,34 @@ impl Profile {
         }
     }
 
+    /// Smallest breakpoint strictly after `t`: one descent, O(log n). An inner entry's key is
+    /// the smallest key of its subtree, so the answer is in the child holding `t` or is the
+    /// key of the entry after it.
+    pub(crate) fn next_after(&self, t: i64) -> Option<i64> {
+        let (mut n, mut h) = (self.root, self.height);
+        let mut after = None;
+        loop {
+            let node = self.node(n);
+            let len = node.len;
+            let upto = node.key[..len].partition_point(|&k| k <= t);
+            if h == 0 {
+                return if upto < len {
+                    Some(node.key[upto])
+                } else {
+                    after
+                };
+            }
+            if upto == 0 {
+                return (len > 0).then(|| node.key[0]).or(after);
+            }
+            if upto < len {
+                after = Some(node.key[upto]);
+            }
+            n = node.link[upto - 1];
+            h -= 1;
+        }
+    }
+
     /// Available (`capacity - reserved - unreserved`) at `t`.
     pub(crate) fn avail_at(&self, t: i64) -> i64 {
         let mut acc = 0;

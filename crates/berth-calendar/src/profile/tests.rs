@@ -68,7 +68,10 @@ proptest! {
         }
         for t in 0..80 {
             prop_assert_eq!(p.levels_at(t), n.levels(t));
+            let next = (t + 1..100).find(|k| p.contains(*k));
+            prop_assert_eq!(p.next_after(t), next);
         }
+        prop_assert_eq!(p.next_after(-1), (0..100).find(|k| p.contains(*k)));
         for (s, len, need) in probes {
             let e = s + len;
             let naive_min = (s..e).map(|t| n.avail(t)).min().unwrap_or(i64::MAX);
@@ -215,6 +218,8 @@ fn deep_case(ops: &[(i64, i64, bool, i64, bool)], probes: &[(i64, i64, i64)], bu
         assert!(p.contains(k));
     }
     assert_eq!(p.last_key(), keys.last().copied());
+    assert_eq!(p.next_after(i64::MIN), keys.first().copied());
+    assert_eq!(keys.last().and_then(|&k| p.next_after(k)), None);
     for t in (0..SPAN as i64).step_by(7) {
         assert_eq!(p.levels_at(t), levels[t as usize]);
         assert_eq!(p.avail_at(t), avail[t as usize]);
@@ -237,6 +242,8 @@ fn deep_case(ops: &[(i64, i64, bool, i64, bool)], probes: &[(i64, i64, i64)], bu
             .copied()
             .find(|&k| k > s && avail[k as usize] >= need);
         assert_eq!(p.first_at_least(s, need), at_least);
+        let next = keys.iter().copied().find(|&k| k > s);
+        assert_eq!(p.next_after(s), next);
         let steps = p.steps(s, e);
         let expect: Vec<(i64, Levels)> = std::iter::once((s, levels[s as usize]))
             .chain(

@@ -1,5 +1,5 @@
-//! Integration tests of berth-calendar: Promise scenarios, the model-based oracle, replay,
-//! bulk loading.
+//! Integration tests of berth-calendar: Promise scenarios, the model-based oracle (threshold
+//! crossings included), replay, snapshots, bulk loading.
 
 // Helpers outside `#[test]` functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::type_complexity)]
@@ -8,6 +8,7 @@ mod bulk;
 mod model;
 mod replay;
 mod scenarios;
+mod snapshot;
 
 use berth_calendar::{Amounts, Calendar, CapacityChange, Policy, PoolKey};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};

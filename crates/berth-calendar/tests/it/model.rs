@@ -657,6 +657,20 @@ impl Model {
             return Err(k("TimeWentBackwards"));
         }
         let mut ev = Vec::new();
+        // Crossings strictly between the clock and `now` (advance walks its own way).
+        let mut below = self.below_states();
+        if *cmd != Command::Advance
+            && let Some(c) = self.clock
+        {
+            let instants: BTreeSet<i64> = self
+                .all_breakpoints()
+                .into_iter()
+                .filter(|t| *t > c && *t < now)
+                .collect();
+            for t in instants {
+                self.eval_subs(&mut below, t, &mut ev);
+            }
+        }
         let applied = match cmd {
             Command::IncreaseCapacity(c) => self.capacity(c, true, now, &mut ev)?,
             Command::DecreaseCapacity(c) => self.capacity(c, false, now, &mut ev)?,
@@ -886,32 +900,21 @@ impl Model {
                 Applied::Unsubscribed { id: *id }
             }
         };
-        self.clock = Some(now);
-        let subs: Vec<_> = self
-            .subs
-            .iter()
-            .map(|(i, (s, b))| (*i, s.clone(), *b))
-            .collect();
-        for (id, s, was) in subs {
-            let avail: i64 = self
-                .candidate_pools(&s.zone, s.provider.as_ref())
-                .unwrap_or_default()
-                .iter()
-                .map(|p| self.avail(p, &s.dimension.0, now, &Excl::new()))
-                .sum();
-            let below = avail < s.below as i64;
-            if below != was {
-                ev.push(Event::CapacityThreshold {
-                    at: tm(now),
-                    subscription: id,
-                    zone: s.zone.clone(),
-                    dimension: s.dimension.clone(),
-                    available: avail,
-                    below,
-                });
-                self.subs.insert(id, (s, below));
+        if *cmd != Command::Advance {
+            for (id, b) in below {
+                if let Some(e) = self.subs.get_mut(&id) {
+                    e.1 = b;
+                }
             }
         }
+        self.clock = Some(now);
+        let mut below = self.below_states();
+        self.eval_subs(&mut below, now, &mut ev);
+        self.subs = self
+            .subs
+            .iter()
+            .map(|(id, (s, _))| (*id, (s.clone(), below[id])))
+            .collect();
         Ok((applied, ev))
     }
 
@@ -1050,11 +1053,84 @@ impl Model {
         t.into_iter().min()
     }
 
+    fn below_states(&self) -> BTreeMap<SubscriptionId, bool> {
+        self.subs.iter().map(|(id, (_, b))| (*id, *b)).collect()
+    }
+
+    /// Every breakpoint of every pool, brute force.
+    fn all_breakpoints(&self) -> BTreeSet<i64> {
+        self.pools
+            .iter()
+            .flat_map(|p| self.breakpoints(p))
+            .collect()
+    }
+
+    /// The naive threshold evaluator: availability of every subscription at `t`, summed by
+    /// brute force over all records; a change of side is reported at `t`.
+    fn eval_subs(&self, below: &mut BTreeMap<SubscriptionId, bool>, t: i64, ev: &mut Vec<Event>) {
+        for (id, (s, _)) in &self.subs {
+            let avail: i64 = self
+                .candidate_pools(&s.zone, s.provider.as_ref())
+                .unwrap_or_default()
+                .iter()
+                .map(|p| self.avail(p, &s.dimension.0, t, &Excl::new()))
+                .sum();
+            let now_below = avail < s.below as i64;
+            let was = below.get(id).copied().unwrap_or(false);
+            if now_below != was {
+                ev.push(Event::CapacityThreshold {
+                    at: tm(t),
+                    subscription: *id,
+                    zone: s.zone.clone(),
+                    dimension: s.dimension.clone(),
+                    available: avail,
+                    below: now_below,
+                });
+                below.insert(*id, now_below);
+            }
+        }
+    }
+
+    /// Advance: overdue timers first (then one evaluation at the clock), then each instant
+    /// in (clock, now] holding a timer or any breakpoint, timers fired before evaluating.
     fn advance(&mut self, now: i64, ev: &mut Vec<Event>) {
+        let Some(clock) = self.clock else {
+            self.fire_until(now, ev);
+            return;
+        };
+        let mut below = self.below_states();
+        if self.fire_until(clock, ev) {
+            self.eval_subs(&mut below, clock, ev);
+        }
+        let mut cursor = clock;
+        loop {
+            let timer = self.next_timer().map(|t| t.0).filter(|t| *t <= now);
+            let bp = self
+                .all_breakpoints()
+                .into_iter()
+                .find(|t| *t > cursor && *t <= now);
+            let Some(x) = timer.into_iter().chain(bp).min() else {
+                break;
+            };
+            self.fire_until(x, ev);
+            self.eval_subs(&mut below, x, ev);
+            cursor = x;
+        }
+        for (id, b) in below {
+            if let Some(e) = self.subs.get_mut(&id) {
+                e.1 = b;
+            }
+        }
+    }
+
+    /// Fires the timers due at or before `upto`, one at a time; whether any fired.
+    fn fire_until(&mut self, upto: i64, ev: &mut Vec<Event>) -> bool {
+        let mut any = false;
         while let Some((t, kind, raw)) = self.next_timer() {
-            if t > now {
+            if t > upto {
                 break;
             }
+            any = true;
             match kind {
                 0 => self.end_allocation(
                     AllocationId(raw),
@@ -1111,6 +1187,7 @@ impl Model {
                 }
             }
         }
+        any
     }
 
     fn view_res(&self, id: ReservationId) -> Reservation {
@@ -1267,7 +1344,7 @@ const POOLS: [(&str, &str); 3] = [("z1", "p1"), ("z1", "p2"), ("z2", "p1")];
 const ZONES: [&str; 3] = [("z1"), ("z2"), ("z3")];
 
 #[derive(Debug, Clone)]
-struct Req {
+pub(crate) struct Req {
     zone: usize,
     provider: Option<usize>,
     start: Option<i64>,
@@ -1280,7 +1357,7 @@ struct Req {
 }
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(crate) enum Op {
     Capacity {
         increase: bool,
         pool: usize,
@@ -1308,6 +1385,15 @@ enum Op {
     },
     Destroy(usize),
     Advance(i64),
+    /// Moves `now` without a command: the next command moves the clock itself.
+    Skip(i64),
+    Subscribe {
+        zone: usize,
+        provider: Option<usize>,
+        ram: bool,
+        below: u64,
+    },
+    Unsubscribe(usize),
     QueryCapacity {
         zone: Option<usize>,
         start: i64,
@@ -1350,7 +1436,7 @@ fn req() -> impl Strategy<Value = Req> {
         )
 }
 
-fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         2 => (prop::bool::weighted(0.5), 0usize..3, 0i64..30, prop::option::weighted(0.7, 1i64..20), 0u64..10, 0u64..6)
             .prop_map(|(increase, pool, start, len, cores, ram)| Op::Capacity { increase, pool, start, len, cores, ram }),
@@ -1363,6 +1449,10 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(zone, provider, cores, ram, end, prio)| Op::AllocFree { zone, provider, cores, ram, end, prio }),
         1 => (0usize..16).prop_map(Op::Destroy),
         3 => (0i64..8).prop_map(Op::Advance),
+        1 => (1i64..6).prop_map(Op::Skip),
+        1 => (0usize..3, prop::option::weighted(0.3, 0usize..2), prop::bool::ANY, 0u64..12)
+            .prop_map(|(zone, provider, ram, below)| Op::Subscribe { zone, provider, ram, below }),
+        1 => (0usize..4).prop_map(Op::Unsubscribe),
         1 => (prop::option::of(0usize..2), 0i64..40, prop::option::of(1i64..30))
             .prop_map(|(zone, start, len)| Op::QueryCapacity { zone, start, len }),
         1 => req().prop_map(Op::Offer),
@@ -1371,7 +1461,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn policy() -> impl Strategy<Value = Policy> {
+pub(crate) fn policy() -> impl Strategy<Value = Policy> {
     (
         prop::option::of(Just(30u32)),
         prop::option::weighted(0.2, Just(1u32)),
@@ -1442,11 +1532,17 @@ fn compare(cal: &Calendar, m: &Model) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
+/// Every command a run attempted, with its `now` and what the calendar answered.
+pub(crate) type Trace = Vec<(DateTime<Utc>, Command, Result<Outcome, CalendarError>)>;
+
+/// Runs `ops` against the calendar and the oracle, checking every answer; returns the
+/// attempted commands with their results and the final calendar.
+pub(crate) fn run(policy: Policy, ops: Vec<Op>) -> Result<(Trace, Calendar), TestCaseError> {
     let mut cal = Calendar::new(policy.clone());
     let mut m = Model::new(policy.clone());
     let mut now = tk(t0());
     let mut log = Vec::new();
+    let mut trace = Trace::new();
     let base = [
         Command::IncreaseCapacity(CapacityChange {
             pool: PoolKey::new("z1", "p1"),
@@ -1462,10 +1558,9 @@ fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
         }),
     ];
     for cmd in base {
-        let got = cal
-            .apply(cmd.clone(), tm(now))
-            .map(|o| (o.applied, o.events))
-            .map_err(|e| kind(&e));
+        let raw = cal.apply(cmd.clone(), tm(now));
+        trace.push((tm(now), cmd.clone(), raw.clone()));
+        let got = raw.map(|o| (o.applied, o.events)).map_err(|e| kind(&e));
         prop_assert_eq!(&got, &m.apply(&cmd, now));
         log.push(LogEntry {
             at: tm(now),
@@ -1548,6 +1643,28 @@ fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 now += hours * HOUR + if *hours % 3 == 1 { 30 * MINUTE } else { 0 };
                 Command::Advance
             }
+            Op::Skip(hours) => {
+                now += hours * HOUR - if *hours % 2 == 1 { 15 * MINUTE } else { 0 };
+                continue;
+            }
+            Op::Subscribe {
+                zone,
+                provider,
+                ram,
+                below,
+            } => Command::Subscribe(ThresholdSubscription {
+                zone: ZoneId::new(ZONES[*zone]),
+                provider: provider.map(|p| ProviderId::new(format!("p{}", p + 1))),
+                dimension: if *ram {
+                    Dimension::ram()
+                } else {
+                    Dimension::cores()
+                },
+                below: *below,
+            }),
+            Op::Unsubscribe(i) => Command::Unsubscribe {
+                id: SubscriptionId(1 + (*i as u64) % m.next_sub.max(1)),
+            },
             Op::QueryCapacity { zone, start, len } => {
                 let s = now + start * HOUR;
                 let e = len.map_or(OPEN, |l| s + l * HOUR);
@@ -1635,10 +1752,9 @@ fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 continue;
             }
         };
-        let got = cal
-            .apply(cmd.clone(), tm(now))
-            .map(|o| (o.applied, o.events))
-            .map_err(|e| kind(&e));
+        let raw = cal.apply(cmd.clone(), tm(now));
+        trace.push((tm(now), cmd.clone(), raw.clone()));
+        let got = raw.map(|o| (o.applied, o.events)).map_err(|e| kind(&e));
         let want = m.apply(&cmd, now);
         prop_assert_eq!(&got, &want, "command {:?}", cmd);
         if got.is_ok() {
@@ -1652,7 +1768,27 @@ fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
     // Replaying the successful commands reproduces the state.
     let replayed = Calendar::replay(policy, log).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(replayed.state(), cal.state());
-    Ok(())
+    Ok((trace, cal))
+}
+
+/// Mostly creations and advances of every length, with clock-moving commands and several
+/// subscriptions: many threshold crossings between two advances.
+fn threshold_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => req().prop_map(Op::Create),
+        1 => (0usize..16).prop_map(Op::Cancel),
+        1 => (0usize..16, 0u64..5, 0u64..4, prop::option::of(1i64..30))
+            .prop_map(|(pick, cores, ram, end)| Op::AllocReserved { pick, cores, ram, end }),
+        1 => (0usize..2, prop::option::weighted(0.3, 0usize..2), 0u64..5, 0u64..4, prop::option::of(1i64..12), 0u8..3)
+            .prop_map(|(zone, provider, cores, ram, end, prio)| Op::AllocFree { zone, provider, cores, ram, end, prio }),
+        1 => (prop::bool::weighted(0.5), 0usize..3, 0i64..30, prop::option::weighted(0.7, 1i64..20), 0u64..10, 0u64..6)
+            .prop_map(|(increase, pool, start, len, cores, ram)| Op::Capacity { increase, pool, start, len, cores, ram }),
+        3 => (0i64..30).prop_map(Op::Advance),
+        1 => (1i64..12).prop_map(Op::Skip),
+        2 => (0usize..3, prop::option::weighted(0.3, 0usize..2), prop::bool::ANY, 0u64..12)
+            .prop_map(|(zone, provider, ram, below)| Op::Subscribe { zone, provider, ram, below }),
+        1 => (0usize..4).prop_map(Op::Unsubscribe),
+    ]
 }
 
 proptest! {
@@ -1660,6 +1796,13 @@ proptest! {
 
     #[test]
     fn calendar_agrees_with_naive_oracle(policy in policy(), ops in prop::collection::vec(op(), 1..40)) {
+        run(policy, ops)?;
+    }
+
+    /// Threshold crossings between two advances (or clock-moving commands) match a naive
+    /// evaluator sampling every breakpoint instant, event for event.
+    #[test]
+    fn threshold_crossings_agree_with_naive_oracle(policy in policy(), ops in prop::collection::vec(threshold_op(), 1..40)) {
         run(policy, ops)?;
     }
 }

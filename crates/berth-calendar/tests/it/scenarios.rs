@@ -1,7 +1,7 @@
 //! Promise's test cases and the edge cases, one named test each.
 
 use berth_calendar::*;
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 use expect_test::expect;
 
 use crate::{h, promise_calendar, t0};
@@ -789,6 +789,208 @@ fn capacity_threshold_subscription_fires_both_ways() {
             ..
         }
     )));
+}
+
+/// Promise pool watched for fewer than 5 free instances; a reservation of 6 over [h1, h2).
+fn watched_dip() -> (Calendar, SubscriptionId, ReservationId) {
+    let mut cal = promise_calendar(Policy::default());
+    let sub = ThresholdSubscription {
+        zone: ZoneId::new("zone-1"),
+        provider: None,
+        dimension: Dimension::instances(),
+        below: 5,
+    };
+    let (s, _) = cal.subscribe(sub, t0()).unwrap();
+    let (r, _) = cal
+        .create_reservation(
+            ReservationRequest::new("zone-1", Amounts::new().with("instances", 6))
+                .window(h(1), h(2)),
+            t0(),
+        )
+        .unwrap();
+    (cal, s, r)
+}
+
+fn crossing(s: SubscriptionId, at: DateTime<Utc>, available: i64, below: bool) -> Event {
+    Event::CapacityThreshold {
+        at,
+        subscription: s,
+        zone: ZoneId::new("zone-1"),
+        dimension: Dimension::instances(),
+        available,
+        below,
+    }
+}
+
+#[test]
+fn dip_between_two_advances_is_reported_at_its_instants() {
+    let (mut cal, s, r) = watched_dip();
+    assert_eq!(cal.advance(t0()).unwrap(), vec![]);
+    // The whole dip lies between the two advances: both crossings, each at its instant,
+    // after the timers of that instant.
+    assert_eq!(
+        cal.advance(h(3)).unwrap(),
+        vec![
+            Event::ReservationStarted {
+                at: h(1),
+                reservation: r
+            },
+            crossing(s, h(1), 4, true),
+            Event::ReservationEnded {
+                at: h(2),
+                reservation: r
+            },
+            crossing(s, h(2), 10, false),
+        ]
+    );
+    assert!(!cal.state().subscriptions[0].2);
+}
+
+#[test]
+fn expiry_release_is_a_crossing_at_the_expiry_instant() {
+    let mut cal = promise_calendar(Policy::default());
+    let sub = ThresholdSubscription {
+        zone: ZoneId::new("zone-1"),
+        provider: None,
+        dimension: Dimension::instances(),
+        below: 5,
+    };
+    let (s, _) = cal.subscribe(sub, t0()).unwrap();
+    let (r, _) = cal
+        .create_reservation(
+            ReservationRequest::new("zone-1", Amounts::new().with("instances", 6))
+                .window(h(1), h(10))
+                .expiring(h(3)),
+            t0(),
+        )
+        .unwrap();
+    assert_eq!(
+        cal.advance(h(5)).unwrap(),
+        vec![
+            Event::ReservationStarted {
+                at: h(1),
+                reservation: r
+            },
+            crossing(s, h(1), 4, true),
+            Event::ReservationExpiringSoon {
+                at: h(3) - TimeDelta::minutes(15),
+                reservation: r,
+                expiry: h(3),
+                unallocated: Amounts::new().with("instances", 6),
+            },
+            Event::ReservationExpired {
+                at: h(3),
+                reservation: r,
+                released: Amounts::new().with("instances", 6),
+            },
+            crossing(s, h(3), 10, false),
+        ]
+    );
+}
+
+#[test]
+fn clock_moving_command_reports_crossings_before_its_own_events() {
+    let (mut cal, s, r) = watched_dip();
+    // A command at h3 moves the clock over the dip: the crossings come first, at their
+    // instants; it fires no timers (only advance does).
+    let (_, out) = cal
+        .create_reservation(
+            ReservationRequest::new("zone-1", Amounts::new().with("instances", 1)).ending(h(4)),
+            h(3),
+        )
+        .unwrap();
+    assert_eq!(
+        out.events,
+        vec![
+            crossing(s, h(1), 4, true),
+            crossing(s, h(2), 10, false),
+            Event::ReservationStarted {
+                at: h(3),
+                reservation: ReservationId(2)
+            },
+        ]
+    );
+    // The timers the command passed over fire on the next advance; availability at the
+    // clock did not change, so no crossing is repeated.
+    assert_eq!(
+        cal.advance(h(3)).unwrap(),
+        vec![
+            Event::ReservationStarted {
+                at: h(1),
+                reservation: r
+            },
+            Event::ReservationEnded {
+                at: h(2),
+                reservation: r
+            },
+        ]
+    );
+}
+
+#[test]
+fn failed_command_keeps_the_crossings_it_passed_for_later() {
+    let (mut cal, s, _) = watched_dip();
+    let err = cal.cancel_reservation(ReservationId(9), h(3)).unwrap_err();
+    assert_eq!(
+        err,
+        CalendarError::UnknownReservation {
+            id: ReservationId(9)
+        }
+    );
+    assert_eq!(cal.clock(), Some(t0()));
+    let ev = cal.advance(h(3)).unwrap();
+    let crossings: Vec<&Event> = ev
+        .iter()
+        .filter(|e| matches!(e, Event::CapacityThreshold { .. }))
+        .collect();
+    assert_eq!(
+        crossings,
+        vec![&crossing(s, h(1), 4, true), &crossing(s, h(2), 10, false)]
+    );
+}
+
+#[test]
+fn change_made_by_a_command_at_now_is_evaluated_after_it() {
+    let (mut cal, s, _) = watched_dip();
+    // Removing 6 instances from now on: reported at now, after the command's own events.
+    let out = cal
+        .decrease_capacity(
+            CapacityChange {
+                pool: pool(),
+                start: t0(),
+                end: None,
+                amounts: Amounts::new().with("instances", 6),
+            },
+            t0(),
+        )
+        .unwrap();
+    assert!(matches!(
+        out.events.first(),
+        Some(Event::CommitmentAtRisk { .. })
+    ));
+    assert_eq!(out.events.last(), Some(&crossing(s, t0(), 4, true)));
+    // A change that only lands in the future is reported when the clock gets there.
+    let out = cal
+        .increase_capacity(
+            CapacityChange {
+                pool: pool(),
+                start: h(5),
+                end: Some(h(6)),
+                amounts: Amounts::new().with("instances", 6),
+            },
+            t0(),
+        )
+        .unwrap();
+    assert!(out.events.is_empty());
+    let ev = cal.advance(h(7)).unwrap();
+    let crossings: Vec<&Event> = ev
+        .iter()
+        .filter(|e| matches!(e, Event::CapacityThreshold { .. }))
+        .collect();
+    assert_eq!(
+        crossings,
+        vec![&crossing(s, h(5), 10, false), &crossing(s, h(6), 4, true)]
+    );
 }
 
 #[test]

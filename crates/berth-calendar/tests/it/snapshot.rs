@@ -1,0 +1,99 @@
+//! Snapshots: restoring the snapshot of a replayed prefix and applying the rest of the log
+//! behaves exactly like replaying the whole log; the JSON form round-trips.
+
+use berth_calendar::*;
+use proptest::prelude::*;
+
+use crate::model::{Trace, op, policy, run};
+use crate::{h, promise_calendar, t0};
+
+/// Snapshot, JSON bytes, back, restore: the snapshot survives the trip and the restored
+/// calendar has the same state and writes the same snapshot.
+fn round_trip(cal: &Calendar) -> Result<Calendar, TestCaseError> {
+    let snap = cal.snapshot();
+    let bytes = serde_json::to_vec(&snap).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let back: Snapshot =
+        serde_json::from_slice(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&back, &snap);
+    let restored = Calendar::restore(back).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(restored.snapshot(), snap);
+    prop_assert_eq!(restored.state(), cal.state());
+    Ok(restored)
+}
+
+/// Restores the snapshot of `replay(prefix)`, then applies every later command (failed ones
+/// too), round-tripping through JSON after each: every result equals the original run's, and
+/// the end state equals `replay(full log)`.
+fn split_check(policy: Policy, trace: &Trace, split: usize) -> Result<(), TestCaseError> {
+    let log = |part: &[(_, Command, Result<Outcome, CalendarError>)]| -> Vec<LogEntry> {
+        part.iter()
+            .filter(|(_, _, r)| r.is_ok())
+            .map(|(at, command, _)| LogEntry {
+                at: *at,
+                command: command.clone(),
+            })
+            .collect()
+    };
+    let prefix = Calendar::replay(policy.clone(), log(&trace[..split]))
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut cal = round_trip(&prefix)?;
+    for (at, command, want) in &trace[split..] {
+        let got = cal.apply(command.clone(), *at);
+        prop_assert_eq!(&got, want, "command {:?} at {}", command, at);
+        cal = round_trip(&cal)?;
+    }
+    let full =
+        Calendar::replay(policy, log(trace)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(cal.state(), full.state());
+    prop_assert_eq!(cal.snapshot(), full.snapshot());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn restore_then_suffix_equals_full_replay(
+        policy in policy(),
+        ops in prop::collection::vec(op(), 1..40),
+        split in any::<prop::sample::Index>(),
+    ) {
+        let (trace, _) = run(policy.clone(), ops)?;
+        split_check(policy, &trace, split.index(trace.len() + 1))?;
+    }
+}
+
+#[test]
+fn snapshot_json_names_its_format_first() {
+    let cal = promise_calendar(Policy::default());
+    let json = serde_json::to_string(&cal.snapshot()).unwrap();
+    assert!(json.starts_with(r#"{"format":1,"#), "{json}");
+}
+
+#[test]
+fn restored_calendar_keeps_pending_notices_and_timers() {
+    let policy = Policy {
+        expiry_notice_seconds: 3600,
+        ..Policy::default()
+    };
+    let mut cal = promise_calendar(policy);
+    let (r, _) = cal
+        .create_reservation(
+            ReservationRequest::new("zone-1", Amounts::new().with("cores", 4))
+                .window(h(1), h(10))
+                .expiring(h(5)),
+            t0(),
+        )
+        .unwrap();
+    let bytes = serde_json::to_vec(&cal.snapshot()).unwrap();
+    let mut back = Calendar::restore(serde_json::from_slice(&bytes).unwrap()).unwrap();
+    let want = cal.advance(h(12)).unwrap();
+    assert_eq!(back.advance(h(12)).unwrap(), want);
+    assert_eq!(
+        want.iter()
+            .filter(|e| matches!(e, Event::ReservationExpiringSoon { reservation, .. } if *reservation == r))
+            .count(),
+        1
+    );
+    assert_eq!(back.state(), cal.state());
+}
