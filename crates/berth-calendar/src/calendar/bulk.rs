@@ -159,9 +159,22 @@ impl Calendar {
                 .or_default()
                 .build(&entries);
         }
-        // One by one in sorted order (cheap: the insertion path stays in cache). Not `append`
-        // or `collect`: those pack the std B-tree nodes full, and then every later insert
-        // splits a node that the matching remove merges back.
+        self.insert_indexes(timers, live);
+        self.clock = Some(now);
+        out
+    }
+}
+
+impl Calendar {
+    /// Adds many timers and live-index entries. One by one in sorted order (cheap: the
+    /// insertion path stays in cache); not `append` or `collect`: those pack the std B-tree
+    /// nodes full, and then every later insert splits a node that the matching remove merges
+    /// back.
+    pub(super) fn insert_indexes(
+        &mut self,
+        mut timers: Vec<(i64, u8, u64)>,
+        mut live: Vec<(u32, i64, RecordRef)>,
+    ) {
         timers.sort_unstable();
         for t in timers {
             self.timers.insert(t);
@@ -170,7 +183,5 @@ impl Calendar {
         for (p, start, r) in live {
             self.pools[p as usize].live.insert((start, r));
         }
-        self.clock = Some(now);
-        out
     }
 }

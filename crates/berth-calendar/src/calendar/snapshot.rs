@@ -691,14 +691,7 @@ impl Calendar {
             prof.build(&entries);
             self.pools[p as usize].profiles.insert(d, prof);
         }
-        timers.sort_unstable();
-        for t in timers {
-            self.timers.insert(t);
-        }
-        live.sort_unstable();
-        for (p, start, r) in live {
-            self.pools[p as usize].live.insert((start, r));
-        }
+        self.insert_indexes(timers, live);
         if let Some(clock) = self.clock {
             for (id, sub) in &self.subs {
                 let available = self.sub_avail(&sub.spec, clock);
