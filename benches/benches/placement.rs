@@ -29,7 +29,7 @@ fn greedy_benches(c: &mut Criterion) {
 
 fn main() {
     if berth_benches::full_run() && std::env::var_os("PLACEMENT_SKIP_QUALITY").is_none() {
-        berth_benches::placement::quality(None, false);
+        berth_benches::placement::quality(None, false, 1);
     }
     let mut c = Criterion::default().configure_from_args();
     greedy_benches(&mut c);

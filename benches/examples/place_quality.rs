@@ -1,7 +1,7 @@
 //! Prints greedy placements per second and hosts used versus the lower bound after 1 s and
 //! 10 s of large-neighbourhood search (the numbers of `benches/benches/placement.rs` without
 //! the criterion harness): `cargo run --release -p berth-benches --example place_quality
-//! [-- --only TEXT] [--greedy-only]`.
+//! [-- --only TEXT] [--greedy-only] [--seed N]` (workload seed, default 1 as in the bench).
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -11,5 +11,11 @@ fn main() {
         .position(|a| a == "--only")
         .and_then(|k| args.get(k + 1));
     let greedy_only = args.iter().any(|a| a == "--greedy-only");
-    berth_benches::placement::quality(only.map(String::as_str), greedy_only);
+    let seed = args
+        .iter()
+        .position(|a| a == "--seed")
+        .and_then(|k| args.get(k + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    berth_benches::placement::quality(only.map(String::as_str), greedy_only, seed);
 }

@@ -15,12 +15,12 @@ pub fn instance(hosts: usize, spec: &WorkloadSpec) -> Instance {
 /// Prints greedy placements per second and hosts used versus the lower bound after 1 s and
 /// 10 s of large-neighbourhood search, for 1,000 and 10,000 hosts, packing-only and with
 /// groups. `only` keeps the cases whose label (`10000h/50000vm packing`) contains it;
-/// `greedy_only` skips the search.
-pub fn quality(only: Option<&str>, greedy_only: bool) {
+/// `greedy_only` skips the search; `seed` seeds the workload's demands (the benches use 1).
+pub fn quality(only: Option<&str>, greedy_only: bool, seed: u64) {
     for (hosts, vms) in [(1_000, 5_000), (10_000, 50_000)] {
         for (name, spec) in [
-            ("packing", WorkloadSpec::packing(vms, 1)),
-            ("groups", WorkloadSpec::with_groups(vms, 1)),
+            ("packing", WorkloadSpec::packing(vms, seed)),
+            ("groups", WorkloadSpec::with_groups(vms, seed)),
         ] {
             if only.is_some_and(|o| !format!("{hosts}h/{vms}vm {name}").contains(o)) {
                 continue;

@@ -28,10 +28,10 @@ pub struct SoftViolation {
     pub label: String,
     /// Field path in the template.
     pub path: String,
-    /// Violated primitive applications (pairs, excess members, …).
+    /// Violated primitive applications (pairs, excess members, …; for bandwidth, the
+    /// overflowing fraction of each requirement's Mbit/s summed over the links of its path).
     pub violations: f64,
-    /// Penalty counted in the objective (`weights.soft * weight * violations`; 0 for
-    /// bandwidth, which is reported but not optimised).
+    /// Penalty counted in the objective: `weights.soft * weight * violations`.
     pub penalty: f64,
 }
 
@@ -151,18 +151,21 @@ pub fn check(
             }
         }
     }
-    // Rules.
+    // Rules. Bandwidth loads per network edge: hard and soft reservations apart.
     let mut edge_hard: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut edge_all: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut edge_soft: BTreeMap<u32, u64> = BTreeMap::new();
     for rule in &inst.rules {
         if let RuleKind::Bandwidth { a, b, mbps } = rule.kind
             && let (Some(x), Some(y)) = (at(a), at(b))
         {
+            let map = if rule.hard {
+                &mut edge_hard
+            } else {
+                &mut edge_soft
+            };
             for e in topo.path_edges(x, y) {
-                *edge_all.entry(e.0).or_default() += mbps;
-                if rule.hard {
-                    *edge_hard.entry(e.0).or_default() += mbps;
-                }
+                let slot = map.entry(e.0).or_default();
+                *slot = slot.saturating_add(mbps);
             }
         }
     }
@@ -180,10 +183,19 @@ pub fn check(
             });
         }
     }
+    let loads = Loads {
+        hard: &edge_hard,
+        soft: &edge_soft,
+    };
     let mut per_policy: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
     let mut soft_total = 0.0;
     for rule in &inst.rules {
-        let v = violation(inst, &rule.kind, assignment, &edge_all);
+        let bandwidth = matches!(rule.kind, RuleKind::Bandwidth { .. });
+        // Hard bandwidth is judged per link above, not per rule.
+        if rule.hard && bandwidth {
+            continue;
+        }
+        let v = violation(inst, &rule.kind, assignment, &loads);
         if v == 0.0 {
             continue;
         }
@@ -192,17 +204,14 @@ pub fn check(
             .get(rule.policy as usize)
             .map(|p| p.label.clone())
             .unwrap_or_default();
-        let bandwidth = matches!(rule.kind, RuleKind::Bandwidth { .. });
         if rule.hard {
-            if !bandwidth {
-                hard.push(HardViolation {
-                    kind: type_of(inst, rule.policy),
-                    policy: label,
-                    message: describe(inst, &rule.kind, v),
-                });
-            }
+            hard.push(HardViolation {
+                kind: type_of(inst, rule.policy),
+                policy: label,
+                message: describe(inst, &rule.kind, v),
+            });
         } else {
-            let penalty = if bandwidth { 0.0 } else { rule.weight * v };
+            let penalty = rule.weight * v;
             soft_total += penalty;
             let e = per_policy.entry(rule.policy).or_default();
             e.0 += v;
@@ -302,13 +311,14 @@ fn describe(inst: &Instance, kind: &RuleKind, v: f64) -> String {
     }
 }
 
+/// Mbit/s reserved per network edge (keyed by edge id) by hard and by soft bandwidth rules.
+struct Loads<'a> {
+    hard: &'a BTreeMap<u32, u64>,
+    soft: &'a BTreeMap<u32, u64>,
+}
+
 /// Violation of one rule by explicit enumeration.
-fn violation(
-    inst: &Instance,
-    kind: &RuleKind,
-    asg: &[Option<LeafId>],
-    edge_all: &BTreeMap<u32, u64>,
-) -> f64 {
+fn violation(inst: &Instance, kind: &RuleKind, asg: &[Option<LeafId>], loads: &Loads<'_>) -> f64 {
     let topo = &*inst.topo;
     let at = |i: u32| asg.get(i as usize).copied().flatten();
     let cross = |parts: &[Vec<u32>], bad: &dyn Fn(LeafId, LeafId) -> bool| -> f64 {
@@ -369,14 +379,21 @@ fn violation(
             (Some(x), Some(y)) if topo.hops(x, y) > *hops => 1.0,
             _ => 0.0,
         },
+        // Soft: on each link of the path, the soft Mbit/s that do not fit beside the hard
+        // ones are shared among the soft reservations by Mbit/s; the rule's violation is its
+        // overflowing share over its own Mbit/s, summed over the links.
         RuleKind::Bandwidth { a, b, .. } => match (at(*a), at(*b)) {
-            (Some(x), Some(y)) => {
-                let over = topo.path_edges(x, y).any(|e| {
-                    let cap = topo.edge_link(e).bandwidth_mbps;
-                    cap.is_some_and(|c| edge_all.get(&e.0).copied().unwrap_or(0) > c)
-                });
-                if over { 1.0 } else { 0.0 }
-            }
+            (Some(x), Some(y)) => topo
+                .path_edges(x, y)
+                .filter_map(|e| {
+                    let cap = topo.edge_link(e).bandwidth_mbps?;
+                    let soft = loads.soft.get(&e.0).copied().unwrap_or(0);
+                    let hard = loads.hard.get(&e.0).copied().unwrap_or(0);
+                    let free = cap.saturating_sub(hard);
+                    let over = soft.saturating_sub(free);
+                    (soft > 0).then(|| over as f64 / soft as f64)
+                })
+                .sum(),
             _ => 0.0,
         },
         RuleKind::VolExclusive { item } => match at(*item) {

@@ -1,7 +1,7 @@
 //! Exact search through `berth-solver`: the whole instance (small ones) or a neighbourhood of
 //! the large-neighbourhood search, encoded as variables over candidate leaves with the
 //! solver's built-ins plus three placement constraints (distinct count, exclusive volumes,
-//! link bandwidth).
+//! link bandwidth, hard and soft).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use berth_solver::{
 use berth_topology::{LeafId, LevelId, Topology};
 
 use crate::instance::{Instance, ItemId, RuleKind};
-use crate::state::{Objective, Weights};
+use crate::state::{Objective, Weights, link_penalty};
 
 /// A relation between the leaves of two items.
 type Rel = Arc<dyn Fn(u32, u32) -> bool + Send + Sync>;
@@ -78,13 +78,19 @@ impl Constraint for Exclusive {
     }
 }
 
-/// Hard bandwidth reservations fit every link: violation is the total overflow in Mbit/s.
+/// Bandwidth reservations over the links. `soft = false`: hard reservations fit every link,
+/// violation = total hard overflow in Mbit/s. `soft = true`: the soft penalty of
+/// [`link_penalty`] summed over links (rule weights included), a lower bound of every
+/// completion since a link's penalty never decreases when a reservation is added.
 struct Links {
     vars: Vec<VarId>,
     leaf_of: Vec<Arc<[u32]>>,
-    pairs: Vec<(usize, usize, u64)>,
-    base: BTreeMap<u32, u64>,
+    /// `(end, end, Mbit/s, None = hard | Some(weight))`, ends indexing `vars`.
+    pairs: Vec<(usize, usize, u64, Option<f64>)>,
+    /// Per edge: hard Mbit/s, soft Mbit/s, soft weight of the pairs outside the variables.
+    base: BTreeMap<u32, (u64, u64, f64)>,
     topo: Arc<Topology>,
+    soft: bool,
 }
 
 impl Constraint for Links {
@@ -100,24 +106,33 @@ impl Constraint for Links {
                 .and_then(|v| self.leaf_of[i].get(v.index()).copied())
         };
         let mut used = self.base.clone();
-        for &(x, y, mbps) in &self.pairs {
+        for &(x, y, mbps, weight) in &self.pairs {
             if let (Some(p), Some(q)) = (leaf(x), leaf(y)) {
                 for e in self.topo.path_edges(LeafId(p), LeafId(q)) {
-                    *used.entry(e.0).or_default() += mbps;
+                    let u = used.entry(e.0).or_default();
+                    match weight {
+                        None => u.0 = u.0.saturating_add(mbps),
+                        Some(w) => {
+                            u.1 = u.1.saturating_add(mbps);
+                            u.2 += w;
+                        }
+                    }
                 }
             }
         }
-        let over: u64 = used
-            .iter()
-            .map(|(&e, &u)| {
-                let cap = self
-                    .topo
-                    .edge_link(berth_topology::NetEdgeId(e))
-                    .bandwidth_mbps;
-                cap.map_or(0, |c| u.saturating_sub(c))
-            })
-            .sum();
-        over as f64
+        let mut hard = 0u64;
+        let mut soft = 0.0;
+        for (&e, &(h, s, w)) in &used {
+            if let Some(c) = self
+                .topo
+                .edge_link(berth_topology::NetEdgeId(e))
+                .bandwidth_mbps
+            {
+                hard = hard.saturating_add(h.saturating_sub(c));
+                soft += link_penalty(c, h, s, w);
+            }
+        }
+        if self.soft { soft } else { hard as f64 }
     }
 }
 
@@ -469,17 +484,25 @@ pub(crate) fn encode(
             }
         }
     }
-    // Hard bandwidth: one constraint over every pair with a variable end.
+    // Bandwidth: one hard and one soft constraint over every pair with a variable end.
     let mut bw_pairs = Vec::new();
     let mut bw_vars: Vec<usize> = Vec::new();
-    let mut base: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut base: BTreeMap<u32, (u64, u64, f64)> = BTreeMap::new();
     for rule in &inst.rules {
-        if let (true, RuleKind::Bandwidth { a, b, mbps }) = (rule.hard, &rule.kind) {
+        if let RuleKind::Bandwidth { a, b, mbps } = &rule.kind {
+            let weight = (!rule.hard).then_some(rule.weight);
             match (var_of.get(a), var_of.get(b)) {
                 (None, None) => {
                     if let (Some(x), Some(y)) = (fixed_at(*a), fixed_at(*b)) {
                         for e in topo.path_edges(x, y) {
-                            *base.entry(e.0).or_default() += mbps;
+                            let u = base.entry(e.0).or_default();
+                            match weight {
+                                None => u.0 = u.0.saturating_add(*mbps),
+                                Some(w) => {
+                                    u.1 = u.1.saturating_add(*mbps);
+                                    u.2 += w;
+                                }
+                            }
                         }
                     }
                 }
@@ -498,7 +521,7 @@ pub(crate) fn encode(
                         }
                     };
                     if let (Some(x), Some(y)) = (slot(ka, *a), slot(kb, *b)) {
-                        bw_pairs.push((x, y, *mbps));
+                        bw_pairs.push((x, y, *mbps, weight));
                     }
                 }
             }
@@ -509,30 +532,39 @@ pub(crate) fn encode(
         let mut vs: Vec<VarId> = bw_vars.iter().map(|&k| vars[k]).collect();
         let mut leaf_of: Vec<Arc<[u32]>> = bw_vars.iter().map(|&k| cands[k].clone()).collect();
         let mut pairs = Vec::new();
-        for (x, y, m) in bw_pairs {
+        let mut fixed_ends: BTreeMap<usize, usize> = BTreeMap::new();
+        for (x, y, m, weight) in bw_pairs {
             let mut fix = |s: usize| -> usize {
                 if s < bw_vars.len() {
                     return s;
                 }
-                let leaf = (usize::MAX - s) as u32;
-                let v = p.add_var("fixed end", 1);
-                vs.push(v);
-                leaf_of.push(Arc::from(vec![leaf]));
-                vs.len() - 1
+                *fixed_ends.entry(s).or_insert_with(|| {
+                    let leaf = (usize::MAX - s) as u32;
+                    let v = p.add_var("fixed end", 1);
+                    vs.push(v);
+                    leaf_of.push(Arc::from(vec![leaf]));
+                    vs.len() - 1
+                })
             };
             let (x, y) = (fix(x), fix(y));
-            pairs.push((x, y, m));
+            pairs.push((x, y, m, weight));
         }
-        p.add_constraint(
-            "bandwidth",
-            Links {
-                vars: vs,
-                leaf_of,
-                pairs,
-                base,
-                topo: topo.clone(),
-            },
-        );
+        let any_hard = pairs.iter().any(|q| q.3.is_none());
+        let any_soft = pairs.iter().any(|q| q.3.is_some()) || base.values().any(|b| b.1 > 0);
+        let links = |soft: bool| Links {
+            vars: vs.clone(),
+            leaf_of: leaf_of.clone(),
+            pairs: pairs.clone(),
+            base: base.clone(),
+            topo: topo.clone(),
+            soft,
+        };
+        if any_hard {
+            p.add_constraint("bandwidth", links(false));
+        }
+        if any_soft {
+            p.add_soft("soft bandwidth", w.soft, links(true));
+        }
     }
 
     // Objective.

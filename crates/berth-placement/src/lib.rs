@@ -7,13 +7,18 @@
 //!
 //! # Key types
 //! - [`Instance::from_template`] (or [`Instance::new`] for synthetic problems).
-//! - [`solve`] with [`Options`]: greedy best-fit decreasing by normalised vector size
-//!   (honouring hard policies; hop- and collocation-bound partners are placed together), then
-//!   large-neighbourhood search (empty a light host / random related items, greedy repair;
-//!   exact repair of small neighbourhoods through `berth-solver`; pack repairs find open
-//!   leaves with room through a free-capacity segment tree (a bounded walk per item), so
-//!   a neighbourhood costs O(its items), not O(all items)), anytime under an injected
-//!   `berth_solver::Deadline` or an iteration budget, deterministic per seed and budget.
+//! - [`solve`] with [`Options`]: greedy construction, then large-neighbourhood search.
+//!   Construction (pack): policy-bound items first, in bundles (hop- and collocation-bound
+//!   partners together), next fit over the open leaves within a share of each leaf's
+//!   capacity (1.5 times their share of the demand) so they spread; then the policy-free
+//!   items bin-centrically: one leaf at a time, each time the item closest to the leaf's free
+//!   capacity in scarcity-weighted squared distance (a k-d tree over demand vectors, a
+//!   bounded best-first search). Spread: cheapest leaf per item by decreasing size. Search:
+//!   empty a light host / random related items, greedy repair; exact repair of small
+//!   neighbourhoods through `berth-solver`; pack repairs find open leaves with room through
+//!   a free-capacity segment tree (a bounded walk per item), so a neighbourhood costs O(its
+//!   items), not O(all items). Anytime under an injected `berth_solver::Deadline` or an
+//!   iteration budget, deterministic per seed and budget.
 //!   Small instances are also solved exactly ([`ExactMode`]) so `optimal` can be claimed.
 //! - [`check`]: the independent checker of every hard policy, and the cost terms
 //!   ([`Report`]); [`solve`] reports through it, never through the search state.
@@ -30,8 +35,13 @@
 //!   vertex deficit.
 //! - `OS::NetMaxHops`: network-tree path of at most N edges (0 = same leaf).
 //! - `OS::NetBandwidth`: reserved on every edge of the pair's network path (bytes/s rounded
-//!   up to Mbit/s); hard reservations must fit link capacities. Soft ones are reserved too and
-//!   reported when a link on their path overflows, but carry no penalty.
+//!   up to Mbit/s); hard reservations must fit link capacities. Soft ones are reserved too;
+//!   on each link, the soft Mbit/s beyond what the hard ones leave free overflow, shared
+//!   among the soft reservations crossing it in proportion to their Mbit/s. A soft
+//!   requirement's violation is its overflowing Mbit/s over its requested Mbit/s, summed over
+//!   the links of its path (a link's penalty: `overflow * sum of weights / soft Mbit/s`), so
+//!   a requirement that entirely overflows one link costs its weight, like one violated pair
+//!   of a soft anti-collocation.
 //! - `OS::NetReachability` / `OS::NetEndpointAccess`: recorded as [`Connectivity`].
 //! - `OS::LicensedProduct`: charged once per leaf running the product, by machine type
 //!   ([`Catalog::licenses`]).
@@ -51,6 +61,7 @@ mod error;
 mod exact;
 mod freetree;
 mod instance;
+mod pool;
 mod report;
 mod search;
 mod state;

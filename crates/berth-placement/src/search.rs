@@ -1,6 +1,7 @@
-//! The heuristic: greedy construction (best-fit decreasing by a normalised vector size,
-//! honouring hard policies) and large-neighbourhood search (destroy/repair, exact repair of
-//! small neighbourhoods through `berth-solver`), anytime under a deadline, seeded.
+//! The heuristic: greedy construction (policy-bound items spread within a capacity share,
+//! then a bin-centric fill of the policy-free ones; honouring hard policies) and
+//! large-neighbourhood search (destroy/repair, exact repair of small neighbourhoods through
+//! `berth-solver`), anytime under a deadline, seeded.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use crate::check::{Report, check};
 use crate::exact::{Scope, encode};
 use crate::freetree::FreeTree;
 use crate::instance::{Instance, ItemId, RuleKind};
+use crate::pool::Pool;
 use crate::state::{NONE, Objective, State, Weights};
 
 /// How hard to try for a proof of optimality.
@@ -123,7 +125,7 @@ pub struct Solution {
     pub stats: Stats,
 }
 
-/// Greedy construction only: the assignment after best-fit decreasing.
+/// Greedy construction only (see the crate docs): the assignment before any search.
 #[must_use]
 pub fn greedy(inst: &Instance, objective: Objective, weights: Weights) -> Vec<Option<LeafId>> {
     let mut s = Search::new(inst, objective, weights, 0);
@@ -268,6 +270,8 @@ struct Search<'i> {
     st: State<'i>,
     /// Per-dimension normaliser: 1 / largest capacity.
     norm: Vec<f64>,
+    /// Per-dimension scarcity: total demand over total capacity.
+    wdim: Vec<f64>,
     size_key: Vec<u64>,
     /// Pack: open leaves by residual measure. Spread: every leaf by utilisation.
     open: BTreeSet<(u64, u32)>,
@@ -276,8 +280,6 @@ struct Search<'i> {
     key: Vec<u64>,
     unplaced: Vec<ItemId>,
     rng: Rng,
-    /// Construction: the open leaves new items are tried in (bounded best fit).
-    window: Vec<u32>,
     building: bool,
     /// Items on each leaf (unordered), so a neighbourhood costs O(its leaves), not O(items).
     on_leaf: Vec<Vec<ItemId>>,
@@ -287,6 +289,11 @@ struct Search<'i> {
     free: FreeTree,
     /// Where the current neighbourhood's repair starts scanning leaves (seeded).
     probe: u64,
+    /// Construction of policy-bound items: the share of each leaf's capacity they may use
+    /// (`None` = all of it), so they spread and leave room for the bin-centric fill.
+    share_cap: Option<Vec<i64>>,
+    /// Construction: the leaf of the last placement, where the next search starts.
+    cursor: u32,
 }
 
 /// Free-index nodes one pack repair step examines before it gives up on open leaves.
@@ -294,8 +301,17 @@ const REPAIR_NODES: usize = 2048;
 /// Feasible open leaves a pack repair compares (the tightest wins).
 const REPAIR_FEASIBLE: usize = 8;
 
-/// Open leaves a construction step tries before opening a new one.
-const WINDOW: usize = 48;
+/// Policy-bound items may use this multiple of their share of the total demand (in the
+/// dimension where it is largest) on each leaf during construction.
+const SHARE_SLACK: f64 = 1.5;
+/// Tree buckets the bin-centric construction examines per choice once it has a candidate:
+/// near-best choices in bounded time (measured to pack as tightly as the exact choice).
+const POOL_BUDGET: usize = 8;
+/// Feasible open leaves a construction step of a policy-bound item compares.
+const BUILD_FEASIBLE: usize = 4;
+
+/// Leaves near placed partners a placement step also tries.
+const NEAR: usize = 64;
 
 impl<'i> Search<'i> {
     fn new(inst: &'i Instance, objective: Objective, w: Weights, seed: u64) -> Self {
@@ -322,21 +338,35 @@ impl<'i> Search<'i> {
                     * SCALE) as u64
             })
             .collect();
+        // Scarcity of each dimension: total demand over total capacity.
+        let wdim: Vec<f64> = (0..dims)
+            .map(|k| {
+                let dem: f64 = inst.items.iter().map(|it| it.demand[k] as f64).sum();
+                let cap: f64 = inst
+                    .topo
+                    .leaves()
+                    .map(|l| inst.topo.leaf_capacity(l)[k] as f64)
+                    .sum();
+                if cap > 0.0 { dem / cap } else { 0.0 }
+            })
+            .collect();
         let mut s = Search {
             st,
             norm,
+            wdim,
             size_key,
             open: BTreeSet::new(),
             empty: BTreeSet::new(),
             key: vec![0; inst.topo.leaf_count()],
             unplaced: Vec::new(),
             rng: Rng(seed ^ 0x5EED),
-            window: Vec::new(),
             building: false,
             on_leaf: vec![Vec::new(); inst.topo.leaf_count()],
             slot: vec![0; inst.items.len()],
             free: FreeTree::new(inst.topo.leaf_count(), inst.dims),
             probe: 0,
+            share_cap: None,
+            cursor: 0,
         };
         for l in 0..inst.topo.leaf_count() as u32 {
             s.index_insert(l);
@@ -410,7 +440,8 @@ impl<'i> Search<'i> {
         let l = leaf as usize;
         let open = self.st.count.get(l).is_some_and(|&c| c > 0);
         let span = l * d..(l + 1) * d;
-        let cap_load = match (self.st.cap.get(span.clone()), self.st.load.get(span)) {
+        let cap = self.share_cap.as_deref().unwrap_or(&self.st.cap);
+        let cap_load = match (cap.get(span.clone()), self.st.load.get(span)) {
             (Some(c), Some(ld)) if open => Some((c, ld)),
             _ => None,
         };
@@ -497,6 +528,61 @@ impl<'i> Search<'i> {
         best
     }
 
+    /// Construction fit of an item on a leaf, lower is better: minus the scarcity-weighted
+    /// dot product of its demand and the leaf's free capacity (both relative to the leaf's
+    /// capacity), so items go where their large dimensions have room.
+    fn fit(&self, item: ItemId, leaf: u32) -> f64 {
+        let st = &self.st;
+        let d = st.inst.dims;
+        let base = leaf as usize * d;
+        let dem = st.inst.demand(item);
+        let mut dot = 0.0;
+        for (k, &x) in dem.iter().enumerate().take(d) {
+            let ic = st.inv_cap[base + k];
+            let free = (st.cap[base + k] - st.load[base + k]) as f64 * ic;
+            dot += self.wdim[k] * x as f64 * ic * free;
+        }
+        -dot
+    }
+
+    /// Leaves where a soft penalty of the item may vanish: the leaves of placed partners of
+    /// its bandwidth, hop-count and soft collocation rules, and those within two network hops
+    /// of them (same switch); at most [`NEAR`] leaves.
+    fn near_partners(&self, item: ItemId) -> Vec<u32> {
+        let inst = self.st.inst;
+        let mut out: Vec<u32> = Vec::new();
+        for &r in &inst.item_rules[item as usize] {
+            let rule = &inst.rules[r as usize];
+            let (a, b) = match rule.kind {
+                RuleKind::Bandwidth { a, b, .. } => (a, b),
+                RuleKind::MaxHops { a, b, .. }
+                | RuleKind::Pair {
+                    a, b, same: true, ..
+                } if !rule.hard => (a, b),
+                _ => continue,
+            };
+            let o = if a == item { b } else { a };
+            let pl = self.st.at.get(o as usize).copied().unwrap_or(NONE);
+            if o == item || pl == NONE || out.contains(&pl) {
+                continue;
+            }
+            out.push(pl);
+            let topo = &inst.topo;
+            for l in within_hops(topo, topo.leaf_network(LeafId(pl)), 2) {
+                if out.len() >= NEAR {
+                    break;
+                }
+                if !out.contains(&l) {
+                    out.push(l);
+                }
+            }
+            if out.len() >= NEAR {
+                break;
+            }
+        }
+        out
+    }
+
     /// The cheapest feasible leaf for the item, avoiding `forbid`.
     fn best_leaf(&self, item: ItemId, forbid: &[u32]) -> Option<u32> {
         self.best_leaf_in(item, forbid, true)
@@ -506,16 +592,28 @@ impl<'i> Search<'i> {
     /// not to fit).
     fn best_leaf_in(&self, item: ItemId, forbid: &[u32], open_ok: bool) -> Option<u32> {
         let st = &self.st;
-        let mut best: Option<(f64, u64, u32)> = None;
-        let consider = |leaf: u32, best: &mut Option<(f64, u64, u32)>| -> bool {
+        let mut best: Option<(f64, f64, u32)> = None;
+        let consider = |leaf: u32, best: &mut Option<(f64, f64, u32)>| -> bool {
             if forbid.contains(&leaf) || !st.fits(item, leaf) {
                 return false;
+            }
+            if let Some(share) = &self.share_cap {
+                let d = st.inst.dims;
+                let base = leaf as usize * d;
+                let dem = st.inst.demand(item);
+                if (0..d).any(|k| st.load[base + k] + dem[k] > share[base + k]) {
+                    return false;
+                }
             }
             if !st.feasible(item, leaf) {
                 return false;
             }
             let c = st.delta(item, leaf).cost;
-            let k = self.key[leaf as usize];
+            let k = if self.building && st.objective == Objective::Pack {
+                self.fit(item, leaf)
+            } else {
+                self.key[leaf as usize] as f64
+            };
             if best.is_none_or(|(bc, bk, _)| c < bc - 1e-12 || (c <= bc + 1e-12 && k < bk)) {
                 *best = Some((c, k, leaf));
             }
@@ -527,11 +625,24 @@ impl<'i> Search<'i> {
             }
             return best.map(|b| b.2);
         }
+        for l in self.near_partners(item) {
+            consider(l, &mut best);
+        }
+        // An open leaf whose cost carries a penalty may lose to a fresh one.
+        let penalised = |best: &Option<(f64, f64, u32)>| best.is_none_or(|b| b.0 > 1e-9);
         if self.building && st.objective == Objective::Pack {
-            for &l in &self.window {
-                consider(l, &mut best);
-            }
-            if best.is_none() {
+            // Next fit over the open leaves from the last one used (the free index holds their
+            // capacity share), best aligned of the first few; else the next empty leaf.
+            let mut feasible = 0;
+            let start = self.cursor as usize;
+            self.free
+                .for_each_fit(st.inst.demand(item), start, REPAIR_NODES, &mut |l| {
+                    if consider(l as u32, &mut best) {
+                        feasible += 1;
+                    }
+                    feasible >= BUILD_FEASIBLE
+                });
+            if penalised(&best) {
                 for &(_, l) in &self.empty {
                     if consider(l, &mut best) {
                         break;
@@ -557,7 +668,7 @@ impl<'i> Search<'i> {
                     }
                     feasible >= REPAIR_FEASIBLE
                 });
-            if best.is_none() {
+            if penalised(&best) {
                 for &(_, l) in self.empty.iter().take(256) {
                     if consider(l, &mut best) {
                         break;
@@ -669,43 +780,79 @@ impl<'i> Search<'i> {
         items
     }
 
-    /// Largest utilisation over the leaf's dimensions.
-    fn fullness(&self, leaf: u32) -> f64 {
-        let d = self.st.inst.dims;
-        let base = leaf as usize * d;
-        (0..d)
-            .map(|k| self.st.load[base + k] as f64 * self.st.inv_cap[base + k])
-            .fold(0.0, f64::max)
+    /// Bin-centric construction of policy-free items: leaves are filled one at a time
+    /// (those already open first, then empty ones, largest first), each time with the item
+    /// closest to the leaf's free capacity in scarcity-weighted squared distance.
+    fn fill_bins(&mut self, items: Vec<ItemId>) {
+        let inst = self.st.inst;
+        let mut pool = Pool::new(inst.dims, &items, |i| inst.demand(i));
+        let mut leaves: Vec<u32> = (0..inst.topo.leaf_count() as u32)
+            .filter(|&l| self.st.count[l as usize] > 0)
+            .collect();
+        leaves.extend(self.empty.iter().map(|&(_, l)| l));
+        self.fill_from(&mut pool, &leaves);
+        self.unplaced.extend(pool.drain());
     }
 
+    /// Greedy construction. Spread: every item on its cheapest leaf in [`Search::order`].
+    /// Pack: policy-bound items first (next fit within a share of each leaf's capacity, so
+    /// they spread), then the policy-free items bin-centrically ([`Search::fill_bins`]).
     fn construct(&mut self) {
+        let inst = self.st.inst;
+        let pack = self.st.objective == Objective::Pack;
+        let (free, bound): (Vec<ItemId>, Vec<ItemId>) = if pack {
+            self.order().into_iter().partition(|&i| self.policy_free(i))
+        } else {
+            (Vec::new(), self.order())
+        };
         self.building = true;
-        for item in self.order() {
-            match self.best_leaf(item, &[]) {
+        if pack && !free.is_empty() {
+            self.share_cap = Some(self.capacity_share(&bound));
+        }
+        for item in bound {
+            let mut choice = self.best_leaf(item, &[]);
+            if choice.is_none() && self.share_cap.is_some() {
+                let share = self.share_cap.take();
+                choice = self.best_leaf(item, &[]);
+                self.share_cap = share;
+            }
+            match choice {
                 Some(l) => {
-                    let was_empty = self.st.count[l as usize] == 0;
                     self.place(item, l);
-                    if was_empty && !self.window.contains(&l) {
-                        self.window.push(l);
-                        if self.window.len() > WINDOW {
-                            // Retire the leaf closest to full in some dimension.
-                            let (pos, _) =
-                                self.window
-                                    .iter()
-                                    .enumerate()
-                                    .fold((0, -1.0), |acc, (i, &w)| {
-                                        let f = self.fullness(w);
-                                        if f > acc.1 { (i, f) } else { acc }
-                                    });
-                            self.window.swap_remove(pos);
-                        }
-                    }
+                    self.cursor = l;
                 }
                 None => self.unplaced.push(item),
             }
         }
+        if self.share_cap.take().is_some() {
+            for l in 0..inst.topo.leaf_count() as u32 {
+                self.refresh_free(l);
+            }
+        }
+        self.fill_bins(free);
         self.building = false;
-        self.window.clear();
+    }
+
+    /// Per leaf and dimension, the capacity policy-bound items may use during construction:
+    /// [`SHARE_SLACK`] times their share of the total demand (in the dimension where it is
+    /// largest), at most all of it.
+    fn capacity_share(&self, bound: &[ItemId]) -> Vec<i64> {
+        let inst = self.st.inst;
+        let d = inst.dims;
+        let mut share = 0.0f64;
+        for k in 0..d {
+            let total: i64 = inst.items.iter().map(|it| it.demand[k]).sum();
+            let part: i64 = bound.iter().map(|&i| inst.demand(i)[k]).sum();
+            if total > 0 {
+                share = share.max(part as f64 / total as f64);
+            }
+        }
+        let theta = (SHARE_SLACK * share).min(1.0);
+        self.st
+            .cap
+            .iter()
+            .map(|&c| (theta * c as f64).floor() as i64)
+            .collect()
     }
 
     fn expired(opts: &Options, it: u64) -> bool {
@@ -798,6 +945,39 @@ impl<'i> Search<'i> {
             }
         }
         stats.iterations = it;
+    }
+
+    /// Whether the item is free of policies (the bin-centric fill may place it anywhere).
+    fn policy_free(&self, i: ItemId) -> bool {
+        let inst = self.st.inst;
+        let it = &inst.items[i as usize];
+        inst.item_rules[i as usize].is_empty()
+            && it.fixed.is_none()
+            && it.licenses.is_empty()
+            && it.movable
+    }
+
+    /// Fills the leaves one at a time, in order, from the pool (see [`Search::fill_bins`]).
+    fn fill_from(&mut self, pool: &mut Pool, leaves: &[u32]) {
+        let d = self.st.inst.dims;
+        let mut free = vec![0i64; d];
+        for &leaf in leaves {
+            if pool.len() == 0 {
+                break;
+            }
+            let base = leaf as usize * d;
+            loop {
+                for (k, f) in free.iter_mut().enumerate() {
+                    *f = self.st.cap[base + k] - self.st.load[base + k];
+                }
+                let scale = &self.st.inv_cap[base..base + d];
+                let Some(t) = pool.best(&free, scale, &self.wdim, POOL_BUDGET) else {
+                    break;
+                };
+                let Some(i) = pool.take(t) else { break };
+                self.place(i, leaf);
+            }
+        }
     }
 
     /// Removes every movable item of one of the emptiest open leaves (and sometimes of a

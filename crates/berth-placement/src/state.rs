@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use berth_topology::{LeafId, LevelId};
+use berth_topology::{LeafId, LevelId, NetEdgeId};
 
 use crate::instance::{Instance, ItemId, RuleKind};
 
@@ -109,7 +109,11 @@ pub(crate) struct State<'i> {
     excl_on: FastMap<u32, Vec<u32>>,
     rs: Vec<RState>,
     pub(crate) viol: Vec<f64>,
+    /// Mbit/s reserved per network edge by hard and by soft bandwidth rules, and the sum of
+    /// the soft rules' weights crossing it.
     edge_hard: Vec<u64>,
+    edge_soft: Vec<u64>,
+    edge_w: Vec<f64>,
     lic: FastMap<(u32, u32), u32>,
     pub(crate) inv_cap: Vec<f64>,
     /// Capacity per leaf and dimension, flat (a copy of the topology's, for the hot loop).
@@ -120,7 +124,7 @@ pub(crate) struct State<'i> {
     pub(crate) soft: f64,
     pub(crate) hard: f64,
     pub(crate) placed: usize,
-    excl_rule: Vec<u32>,
+    excl_rule: Vec<Vec<u32>>,
 }
 
 impl<'i> State<'i> {
@@ -157,12 +161,13 @@ impl<'i> State<'i> {
                 _ => RState::Plain,
             })
             .collect();
-        let mut excl_rule = vec![NONE; inst.items.len()];
+        // A volume may carry several exclusivity rules (one per policy naming it).
+        let mut excl_rule = vec![Vec::new(); inst.items.len()];
         for (r, rule) in inst.rules.iter().enumerate() {
             if let RuleKind::VolExclusive { item } = rule.kind
-                && let Some(slot) = excl_rule.get_mut(item as usize)
+                && let Some(list) = excl_rule.get_mut(item as usize)
             {
-                *slot = r as u32;
+                list.push(r as u32);
             }
         }
         let s = State {
@@ -177,6 +182,8 @@ impl<'i> State<'i> {
             rs,
             viol: vec![0.0; inst.rules.len()],
             edge_hard: vec![0; topo.net_count()],
+            edge_soft: vec![0; topo.net_count()],
+            edge_w: vec![0.0; topo.net_count()],
             lic: FastMap::default(),
             inv_cap,
             cap,
@@ -304,22 +311,86 @@ impl<'i> State<'i> {
                 Some(ol) if inst.topo.hops(LeafId(leaf), LeafId(ol)) > *hops => 1.0,
                 _ => 0.0,
             },
-            (RuleKind::Bandwidth { a, b, mbps }, _) if rule.hard => match other(*a, *b) {
-                Some(ol) => {
-                    let mut over = 0u64;
-                    for e in inst.topo.path_edges(LeafId(leaf), LeafId(ol)) {
-                        if let Some(cap) = inst.topo.edge_link(e).bandwidth_mbps {
-                            let h = self.edge_hard[e.index()];
-                            over += (h + mbps).saturating_sub(cap) - h.saturating_sub(cap);
-                        }
-                    }
-                    over as f64
-                }
-                None => 0.0,
-            },
+            // Bandwidth is not additive per rule (rules share links): see `bw_adds`.
             // The item's own exclusivity; others on the leaf are handled by `excl_delta`.
             (RuleKind::VolExclusive { .. }, _) if self.vols[leaf as usize] >= 1 => 1.0,
             _ => 0.0,
+        }
+    }
+
+    /// Reservations the (unplaced) item would add on `leaf`, per network edge: `(edge, hard
+    /// Mbit/s, soft Mbit/s, soft weight)`, merged by edge (two rules of the item may share
+    /// a link, so per-rule deltas would not add up).
+    fn bw_adds(&self, item: ItemId, leaf: u32) -> Vec<(u32, u64, u64, f64)> {
+        let inst = self.inst;
+        let mut out: Vec<(u32, u64, u64, f64)> = Vec::new();
+        for &r in &inst.item_rules[item as usize] {
+            let rule = &inst.rules[r as usize];
+            let RuleKind::Bandwidth { a, b, mbps } = rule.kind else {
+                continue;
+            };
+            let o = if a == item { b } else { a };
+            let ol = self.at.get(o as usize).copied().unwrap_or(NONE);
+            if o == item || ol == NONE {
+                continue;
+            }
+            for e in inst.topo.path_edges(LeafId(leaf), LeafId(ol)) {
+                out.push(if rule.hard {
+                    (e.0, mbps, 0, 0.0)
+                } else {
+                    (e.0, 0, mbps, rule.weight)
+                });
+            }
+        }
+        if out.len() > 1 {
+            out.sort_unstable_by_key(|x| x.0);
+            out.dedup_by(|x, keep| {
+                if x.0 != keep.0 {
+                    return false;
+                }
+                keep.1 += x.1;
+                keep.2 += x.2;
+                keep.3 += x.3;
+                true
+            });
+        }
+        out
+    }
+
+    /// Hard overflow (Mbit/s) and soft penalty (rule weights included) added by `adds`.
+    fn bw_eval(&self, adds: &[(u32, u64, u64, f64)]) -> (f64, f64) {
+        let mut hard = 0u64;
+        let mut soft = 0.0;
+        for &(e, h, s, w) in adds {
+            let Some(cap) = self.inst.topo.edge_link(NetEdgeId(e)).bandwidth_mbps else {
+                continue;
+            };
+            let i = e as usize;
+            let (h0, s0, w0) = (self.edge_hard[i], self.edge_soft[i], self.edge_w[i]);
+            let (h1, s1) = (h0.saturating_add(h), s0.saturating_add(s));
+            hard = hard.saturating_add(h1.saturating_sub(cap) - h0.saturating_sub(cap));
+            soft += link_penalty(cap, h1, s1, w0 + w) - link_penalty(cap, h0, s0, w0);
+        }
+        (hard as f64, soft)
+    }
+
+    fn bw_apply(&mut self, adds: &[(u32, u64, u64, f64)], add: bool) {
+        for &(e, h, s, w) in adds {
+            let i = e as usize;
+            if add {
+                self.edge_hard[i] = self.edge_hard[i].saturating_add(h);
+                self.edge_soft[i] = self.edge_soft[i].saturating_add(s);
+                self.edge_w[i] += w;
+            } else {
+                self.edge_hard[i] = self.edge_hard[i].saturating_sub(h);
+                self.edge_soft[i] = self.edge_soft[i].saturating_sub(s);
+                // Exactly zero when no soft reservation is left (no float residue).
+                self.edge_w[i] = if self.edge_soft[i] == 0 {
+                    0.0
+                } else {
+                    self.edge_w[i] - w
+                };
+            }
         }
     }
 
@@ -386,6 +457,9 @@ impl<'i> State<'i> {
             hard += h;
             soft += s;
         }
+        let (h, s) = self.bw_eval(&self.bw_adds(item, leaf));
+        hard += h;
+        soft += s;
         let mut license = 0.0;
         for &p in &self.inst.items[item as usize].licenses {
             if self.lic.get(&(p, leaf)).copied().unwrap_or(0) == 0 {
@@ -486,24 +560,7 @@ impl<'i> State<'i> {
                         bump(c2, v, add);
                     }
                 }
-                RState::Plain => {
-                    if let RuleKind::Bandwidth { a, b, mbps } = rule.kind
-                        && rule.hard
-                    {
-                        let o = if a == item { b } else { a };
-                        let ol = self.at[o as usize];
-                        if ol != NONE {
-                            for e in inst.topo.path_edges(LeafId(leaf), LeafId(ol)) {
-                                let slot = &mut self.edge_hard[e.index()];
-                                *slot = if add {
-                                    *slot + mbps
-                                } else {
-                                    slot.saturating_sub(mbps)
-                                };
-                            }
-                        }
-                    }
-                }
+                RState::Plain => {}
             }
         }
     }
@@ -547,6 +604,11 @@ impl<'i> State<'i> {
             }
             *c += 1;
         }
+        let adds = self.bw_adds(item, leaf);
+        let (h, s) = self.bw_eval(&adds);
+        self.hard += h;
+        self.soft += s;
+        self.bw_apply(&adds, true);
         self.counters(item, leaf, true);
         if self.count[leaf as usize] == 0 {
             self.active += 1;
@@ -558,9 +620,9 @@ impl<'i> State<'i> {
         }
         if it.volume {
             self.vols[leaf as usize] += 1;
-            let r = self.excl_rule[item as usize];
-            if r != NONE {
-                self.excl_on.entry(leaf).or_default().push(r);
+            let rules = &self.excl_rule[item as usize];
+            if !rules.is_empty() {
+                self.excl_on.entry(leaf).or_default().extend(rules);
             }
         }
         self.at[item as usize] = leaf;
@@ -579,12 +641,12 @@ impl<'i> State<'i> {
         self.placed -= 1;
         if it.volume {
             self.vols[leaf as usize] -= 1;
-            let r = self.excl_rule[item as usize];
-            if r != NONE
-                && let Some(list) = self.excl_on.get_mut(&leaf)
-                && let Some(pos) = list.iter().position(|&x| x == r)
-            {
-                list.swap_remove(pos);
+            if let Some(list) = self.excl_on.get_mut(&leaf) {
+                for r in &self.excl_rule[item as usize] {
+                    if let Some(pos) = list.iter().position(|x| x == r) {
+                        list.swap_remove(pos);
+                    }
+                }
             }
         }
         let dims = inst.dims;
@@ -596,6 +658,11 @@ impl<'i> State<'i> {
             self.active -= 1;
         }
         self.counters(item, leaf, false);
+        let adds = self.bw_adds(item, leaf);
+        self.bw_apply(&adds, false);
+        let (h, s) = self.bw_eval(&adds);
+        self.hard -= h;
+        self.soft -= s;
         for &p in &it.licenses {
             if let Some(c) = self.lic.get_mut(&(p, leaf)) {
                 *c -= 1;
@@ -621,6 +688,18 @@ impl<'i> State<'i> {
             self.sumsq -= self.primary_delta(item, leaf);
         }
     }
+}
+
+/// Penalty of the soft reservations on one link of capacity `cap`: the soft Mbit/s beyond
+/// what the hard reservations leave free, shared among the soft reservations in proportion to
+/// their Mbit/s, each charged its weight per overflowing fraction of its own Mbit/s; in sum
+/// `overflow * (sum of weights) / (soft Mbit/s)`. Never decreases when a reservation is added.
+pub(crate) fn link_penalty(cap: u64, hard: u64, soft: u64, weight: f64) -> f64 {
+    if soft == 0 {
+        return 0.0;
+    }
+    let over = hard.saturating_add(soft).saturating_sub(cap).min(soft);
+    over as f64 * weight / soft as f64
 }
 
 fn bump<K: std::hash::Hash + Eq>(m: &mut FastMap<K, u32>, k: K, add: bool) {

@@ -193,6 +193,193 @@ fn greedy_meets_policies_on_a_synthetic_datacenter() {
     assert!(s1.report.cost.hosts_used <= r.cost.hosts_used);
 }
 
+/// Two racks behind 60 Mbit/s uplinks: rack 0 with two hosts of capacity 6, rack 1 with one
+/// of capacity 10. Items A (6), B (6), C (4) and a soft 100 Mbit/s requirement between A
+/// and B of the given weight. Two hosts force A and B into different racks.
+fn bandwidth_tradeoff(weight: f64) -> Instance {
+    let mut b = TopologyBuilder::new();
+    b.level("room").level("rack").level("host");
+    b.finer_than("rack", "room").finer_than("host", "rack");
+    b.dimension("a");
+    b.location("room", None, "room");
+    b.switch("core", None, Link::default());
+    for (rack, caps) in [("k0", &[6, 6][..]), ("k1", &[10][..])] {
+        b.location(rack, Some("room"), "rack");
+        b.switch(format!("t{rack}"), Some("core"), Link::new(60, 0));
+        for (h, &c) in caps.iter().enumerate() {
+            let id = format!("{rack}h{h}");
+            b.location(id.clone(), Some(rack), "host").capacity("a", c);
+            b.network_leaf(id, Some(&format!("t{rack}")), Link::default());
+        }
+    }
+    let topo = Arc::new(b.build().unwrap());
+    let items = [("A", 6), ("B", 6), ("C", 4)]
+        .iter()
+        .map(|&(name, d)| Item {
+            name: name.into(),
+            demand: vec![d],
+            volume: false,
+            fixed: None,
+            movable: true,
+            licenses: Vec::new(),
+        })
+        .collect();
+    let rules = vec![Rule {
+        kind: RuleKind::Bandwidth {
+            a: 0,
+            b: 1,
+            mbps: 100,
+        },
+        hard: false,
+        weight,
+        policy: 0,
+    }];
+    let policies = vec![PolicyLabel {
+        type_name: "OS::NetBandwidth".into(),
+        label: "a-b".into(),
+        path: "groups.policies[0]".into(),
+    }];
+    Instance::new(topo, items, rules, policies, Vec::new()).unwrap()
+}
+
+#[test]
+fn soft_bandwidth_overflow_is_weighed_against_an_extra_host() {
+    // Across racks the 100 Mbit/s overflow two 60 Mbit/s uplinks by 40 each: violation
+    // 0.4 + 0.4 = 0.8, penalty 10 * weight * 0.8. Keeping A and B in rack 0 takes 3 hosts.
+    for (weight, want_cost, want_hosts) in [(0.1, 2.8, 2), (1.0, 3.0, 3), (0.125, 3.0, 2)] {
+        let inst = bandwidth_tradeoff(weight);
+        let brute = brute_force(&inst, Objective::Pack).unwrap();
+        assert!(
+            (brute - want_cost).abs() < 1e-9,
+            "brute force {brute} at {weight}"
+        );
+        let g = greedy(&inst, Objective::Pack, Weights::default());
+        let rg = check(&inst, &g, Objective::Pack, Weights::default());
+        assert!(
+            (rg.cost.total - (2.0 + 8.0 * weight)).abs() < 1e-9,
+            "greedy packs first"
+        );
+        for exact in [ExactMode::Only, ExactMode::Off, ExactMode::Auto] {
+            let sol = solve(
+                &inst,
+                &Options {
+                    exact,
+                    ..Options::default()
+                },
+            );
+            assert_eq!(sol.status, Status::Placed);
+            let cost = sol.report.cost.total;
+            assert!(
+                (cost - want_cost).abs() < 1e-9,
+                "{exact:?} at {weight}: {cost}"
+            );
+            if weight != 0.125 {
+                assert_eq!(
+                    sol.report.cost.hosts_used, want_hosts,
+                    "{exact:?} at {weight}"
+                );
+            }
+            if want_hosts == 2 && weight != 0.125 {
+                let v = &sol.report.soft;
+                assert_eq!(v.len(), 1);
+                assert!((v[0].violations - 0.8).abs() < 1e-9);
+                assert!((v[0].penalty - 0.8).abs() < 1e-9);
+            }
+        }
+    }
+}
+
+#[test]
+fn soft_bandwidth_overflow_is_shared_by_mbps_among_the_reservations_of_a_link() {
+    // Two soft requirements from `A` (on rack 1) to `B` and `C` (on rack 0): 30 + 50 Mbit/s
+    // over 60 Mbit/s uplinks overflow each by 20; weights 1 and 3: per link 20 * 4 / 80 = 1.
+    let inst = bandwidth_tradeoff(1.0);
+    let mut rules = inst.rules().to_vec();
+    rules[0].kind = RuleKind::Bandwidth {
+        a: 0,
+        b: 1,
+        mbps: 30,
+    };
+    rules.push(Rule {
+        kind: RuleKind::Bandwidth {
+            a: 0,
+            b: 2,
+            mbps: 50,
+        },
+        hard: false,
+        weight: 3.0,
+        policy: 0,
+    });
+    let inst = Instance::new(
+        inst.topo.clone(),
+        inst.items().to_vec(),
+        rules,
+        inst.policies().to_vec(),
+        Vec::new(),
+    )
+    .unwrap();
+    let topo = inst.topology();
+    let leaf = |n: &str| topo.leaf(n).unwrap();
+    let a = vec![Some(leaf("k1h0")), Some(leaf("k0h0")), Some(leaf("k0h1"))];
+    let r = check(&inst, &a, Objective::Pack, Weights::default());
+    assert!((r.cost.soft - 2.0).abs() < 1e-9, "{:?}", r.cost);
+    // Each rule overflows 20/80 of its Mbit/s on each of the two links: 0.5 + 0.5.
+    assert!((r.soft[0].violations - 1.0).abs() < 1e-9, "{:?}", r.soft);
+    let mut st = State::new(&inst, Objective::Pack, Weights::default());
+    for (i, l) in a.iter().enumerate() {
+        st.place(i as u32, l.unwrap().0);
+    }
+    assert!((st.cost() - r.cost.total).abs() < 1e-9);
+    // A hard 40 Mbit/s reservation on the same links leaves 20 free: 60 of the 80 soft
+    // Mbit/s overflow, 60 * 4 / 80 = 3 per link.
+    let mut rules = inst.rules().to_vec();
+    rules.push(Rule {
+        kind: RuleKind::Bandwidth {
+            a: 2,
+            b: 0,
+            mbps: 40,
+        },
+        hard: true,
+        weight: 1.0,
+        policy: 0,
+    });
+    let inst = Instance::new(
+        inst.topo.clone(),
+        inst.items().to_vec(),
+        rules,
+        inst.policies().to_vec(),
+        Vec::new(),
+    )
+    .unwrap();
+    let r = check(&inst, &a, Objective::Pack, Weights::default());
+    assert!(r.is_valid());
+    assert!((r.cost.soft - 6.0).abs() < 1e-9, "{:?}", r.cost);
+}
+
+#[test]
+fn construction_packs_close_to_the_lower_bound_deterministically() {
+    // Policy-free VMs are packed bin-centrically; policy-bound ones first spread within a
+    // share of each host. The former best-fit-decreasing construction was ~19% over here.
+    for spec in [
+        synth::WorkloadSpec::packing(2_000, 3),
+        synth::WorkloadSpec::with_groups(2_000, 3),
+    ] {
+        let topo = Arc::new(synth::datacenter(500).unwrap());
+        let inst = synth::workload(topo, &spec).unwrap();
+        let a = greedy(&inst, Objective::Pack, Weights::default());
+        let r = check(&inst, &a, Objective::Pack, Weights::default());
+        assert!(r.is_valid(), "{:?}", &r.hard[..r.hard.len().min(3)]);
+        let lb = inst.hosts_lower_bound();
+        let used = r.cost.hosts_used;
+        assert!(
+            used as f64 <= 1.06 * lb as f64,
+            "{} groups: {used} hosts for a lower bound of {lb}",
+            spec.anti_groups
+        );
+        assert_eq!(a, greedy(&inst, Objective::Pack, Weights::default()));
+    }
+}
+
 // ---- random small instances -----------------------------------------------------------
 
 fn small_topology(racks: usize, hosts: usize, caps: &[(i64, i64)]) -> Topology {
@@ -261,6 +448,13 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn build(c: &Case) -> Instance {
+    build_with(c, &[])
+}
+
+/// Extra bandwidth requirements: `(a, b, hard, Mbit/s, weight)`, ends taken modulo the items.
+type Extra = (usize, usize, bool, u64, u8);
+
+fn build_with(c: &Case, extra: &[Extra]) -> Instance {
     let topo = Arc::new(small_topology(c.racks, c.hosts, &c.caps));
     let n = c.demands.len();
     let items: Vec<Item> = c
@@ -325,10 +519,9 @@ fn build(c: &Case) -> Instance {
             },
             _ => continue,
         };
-        let hard = *hard || matches!(rk, RuleKind::Bandwidth { .. });
         rules.push(Rule {
             kind: rk,
-            hard,
+            hard: *hard,
             weight: 1.0 + f64::from(*x),
             policy: 0,
         });
@@ -345,6 +538,18 @@ fn build(c: &Case) -> Instance {
             .map(|l| if l.0 % 2 == 0 { 3.0 } else { 5.0 })
             .collect(),
     }];
+    for &(a, b, hard, mbps, w) in extra {
+        rules.push(Rule {
+            kind: RuleKind::Bandwidth {
+                a: (a % n) as u32,
+                b: (b % n) as u32,
+                mbps,
+            },
+            hard,
+            weight: 0.5 + f64::from(w),
+            policy: 0,
+        });
+    }
     Instance::new(topo, items, rules, policies, licenses).unwrap()
 }
 
@@ -390,6 +595,76 @@ proptest! {
                 prop_assert_eq!(sol.status, Status::Placed);
                 prop_assert!(sol.optimal);
                 prop_assert!((sol.report.cost.total - best).abs() < 1e-6, "exact {} vs brute force {}", sol.report.cost.total, best);
+            }
+        }
+    }
+
+    #[test]
+    fn state_and_its_deltas_match_the_checker_on_any_assignment(
+        c in case(),
+        extra in proptest::collection::vec((0usize..5, 0usize..5, any::<bool>(), 2u64..9, 0u8..3), 0..5),
+        at in proptest::collection::vec(0u32..64, 5),
+    ) {
+        let inst = build_with(&c, &extra);
+        let objective = if c.spread { Objective::Spread } else { Objective::Pack };
+        let w = Weights::default();
+        let leaves = inst.topology().leaf_count() as u32;
+        let mut asg: Vec<Option<LeafId>> =
+            (0..inst.items().len()).map(|i| Some(LeafId(at[i] % leaves))).collect();
+        let mut st = State::new(&inst, objective, w);
+        for (i, l) in asg.iter().enumerate() {
+            st.place(i as u32, l.unwrap().0);
+        }
+        let agree = |st: &State<'_>, asg: &[Option<LeafId>]| -> Result<(), TestCaseError> {
+            let r = check(&inst, asg, objective, w);
+            prop_assert!((st.cost() - r.cost.total).abs() < 1e-6, "state {} vs checker {}", st.cost(), r.cost.total);
+            let rule_hard = r.hard.iter().any(|h| h.kind != "capacity");
+            prop_assert_eq!(st.hard > 1e-9, rule_hard, "{:?}", r.hard);
+            Ok(())
+        };
+        agree(&st, &asg)?;
+        // Moving any item anywhere: the predicted delta is the change, the checker agrees.
+        for i in 0..inst.items().len() as u32 {
+            let home = asg[i as usize];
+            st.remove(i);
+            let (cost0, hard0) = (st.cost(), st.hard);
+            for l in 0..leaves {
+                let d = st.delta(i, l);
+                st.place(i, l);
+                prop_assert!((st.cost() - cost0 - d.cost).abs() < 1e-6, "delta {} vs {}", d.cost, st.cost() - cost0);
+                prop_assert!((st.hard - hard0 - d.hard).abs() < 1e-9);
+                asg[i as usize] = Some(LeafId(l));
+                agree(&st, &asg)?;
+                st.remove(i);
+                prop_assert!((st.cost() - cost0).abs() < 1e-6);
+            }
+            asg[i as usize] = home;
+            st.place(i, home.unwrap().0);
+        }
+        agree(&st, &asg)?;
+    }
+
+    #[test]
+    fn exact_mode_with_bandwidth_equals_brute_force(
+        c in case(),
+        extra in proptest::collection::vec((0usize..5, 0usize..5, any::<bool>(), 2u64..9, 0u8..3), 1..4),
+    ) {
+        let inst = build_with(&c, &extra);
+        let objective = if c.spread { Objective::Spread } else { Objective::Pack };
+        let want = brute_force(&inst, objective);
+        let opts = Options { objective, exact: ExactMode::Only, ..Options::default() };
+        let sol = solve(&inst, &opts);
+        match want {
+            None => prop_assert_ne!(sol.status, Status::Placed),
+            Some(best) => {
+                prop_assert_eq!(sol.status, Status::Placed);
+                prop_assert!(sol.optimal);
+                prop_assert!((sol.report.cost.total - best).abs() < 1e-6, "exact {} vs brute force {}", sol.report.cost.total, best);
+                // The heuristic never beats the optimum and passes the checker.
+                let h = solve(&inst, &Options { objective, exact: ExactMode::Off, max_iterations: Some(100), ..Options::default() });
+                if h.status == Status::Placed {
+                    prop_assert!(h.report.cost.total >= best - 1e-6);
+                }
             }
         }
     }
