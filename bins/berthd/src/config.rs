@@ -28,6 +28,8 @@ pub struct Config {
     pub limits: Limits,
     /// Plan workers.
     pub plans: Plans,
+    /// The reservation journal: group commit and snapshots.
+    pub journal: Journal,
     /// Reservation policy (the calendar's `Policy` fields).
     pub policy: Option<berth_calendar::Policy>,
     /// Log filter (`info`, `berth=debug`, ...) and format.
@@ -97,6 +99,26 @@ impl Default for Plans {
     }
 }
 
+/// Journal settings.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Journal {
+    /// Most reservation commands committed in one transaction (1: no group commit).
+    pub max_batch: usize,
+    /// Write a calendar snapshot every this many logged commands (0: only at shutdown);
+    /// a restart restores the newest one and replays only the commands after it.
+    pub snapshot_every: u64,
+}
+
+impl Default for Journal {
+    fn default() -> Self {
+        Journal {
+            max_batch: 512,
+            snapshot_every: 10_000,
+        }
+    }
+}
+
 /// Log settings.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -128,6 +150,7 @@ impl Default for Config {
             auth: Auth::default(),
             limits: Limits::default(),
             plans: Plans::default(),
+            journal: Journal::default(),
             policy: None,
             log: Log::default(),
         }
@@ -189,6 +212,16 @@ impl Config {
                 .parse()
                 .with_context(|| format!("BERTH_PLAN_WORKERS `{v}` is not a number"))?;
         }
+        if let Some(v) = env("BERTH_MAX_BATCH") {
+            c.journal.max_batch = v
+                .parse()
+                .with_context(|| format!("BERTH_MAX_BATCH `{v}` is not a number"))?;
+        }
+        if let Some(v) = env("BERTH_SNAPSHOT_EVERY") {
+            c.journal.snapshot_every = v
+                .parse()
+                .with_context(|| format!("BERTH_SNAPSHOT_EVERY `{v}` is not a number"))?;
+        }
         if let Some(v) = env("BERTH_LOG") {
             c.log.filter = v;
         }
@@ -232,15 +265,17 @@ mod tests {
         let f = dir.path().join("b.toml");
         std::fs::write(
             &f,
-            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\n[plans]\nworkers = 3\n",
+            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\n[plans]\nworkers = 3\n[journal]\nmax_batch = 64\n",
         )
         .unwrap();
         let env = |k: &str| match k {
             "BERTH_DATABASE_URL" => Some("sqlite::memory:".to_owned()),
             "BERTH_BASIC_AUTH" => Some("a:b".to_owned()),
+            "BERTH_SNAPSHOT_EVERY" => Some("0".to_owned()),
             _ => None,
         };
         let c = Config::load(Some(&f), env).unwrap();
+        assert_eq!((c.journal.max_batch, c.journal.snapshot_every), (64, 0));
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.database_url, "sqlite::memory:");
         assert_eq!(c.plans.workers, 3);

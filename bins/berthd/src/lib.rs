@@ -100,6 +100,8 @@ pub async fn serve(
         stream: cfg.stream.clone(),
         policy: cfg.policy.clone().unwrap_or_default(),
         credential_key: key,
+        max_batch: cfg.journal.max_batch.max(1),
+        snapshot_every: cfg.journal.snapshot_every,
     };
     let notifier = Notifier::spawn(NotifyConfig::default());
     let reservations =
@@ -135,7 +137,10 @@ pub async fn serve(
         body_limit: cfg.limits.body_bytes,
         request_timeout: Duration::from_secs(cfg.limits.request_timeout_secs.max(1)),
     };
-    let app = berth_api::router(berth_api::AppState::new(reservations, plans, metrics), api);
+    let app = berth_api::router(
+        berth_api::AppState::new(Arc::clone(&reservations), plans, metrics),
+        api,
+    );
     let listener = match listener {
         Some(l) => l,
         None => tokio::net::TcpListener::bind(cfg.listen)
@@ -150,6 +155,12 @@ pub async fn serve(
     tracing::info!("shutting down");
     let _ = stop_tx.send(true);
     let _ = timer.await;
+    // The next start restores this and replays nothing; failing it only costs a longer replay.
+    match reservations.snapshot().await {
+        Ok(Some(seq)) => tracing::info!(seq, "calendar snapshot written"),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot write a calendar snapshot at shutdown"),
+    }
     store.close().await.context("cannot close the store")?;
     Ok(())
 }

@@ -21,6 +21,8 @@ pub struct LoadOptions {
     pub plans_per_client: usize,
     /// Plan workers of the in-process daemon.
     pub plan_workers: usize,
+    /// Group commit size of the in-process daemon (1: one transaction per command).
+    pub max_batch: usize,
 }
 
 impl Default for LoadOptions {
@@ -32,6 +34,7 @@ impl Default for LoadOptions {
             reservations_per_client: 50,
             plans_per_client: 4,
             plan_workers: 2,
+            max_batch: crate::config::Journal::default().max_batch,
         }
     }
 }
@@ -126,9 +129,27 @@ impl Target {
     }
 }
 
-/// Runs the reservation phase, then the plan phase; returns
-/// `[reservations, plan accept, plan end-to-end]`.
-pub async fn run(opts: &LoadOptions) -> Result<Vec<Phase>> {
+/// What a run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// `[reservations, plan accept, plan end-to-end]`.
+    pub phases: Vec<Phase>,
+    /// Transactions that committed the reservation phase (from the daemon's
+    /// `berth_commits_total`), when its metrics are readable.
+    pub reservation_commits: Option<u64>,
+}
+
+/// `berth_commits_total` from the daemon's metrics.
+async fn commits(t: &Target) -> Option<u64> {
+    let text = t.get("/metrics").send().await.ok()?.text().await.ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("berth_commits_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(|v| v as u64)
+}
+
+/// Runs the reservation phase, then the plan phase.
+pub async fn run(opts: &LoadOptions) -> Result<Report> {
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (base, server) = match &opts.url {
@@ -144,6 +165,7 @@ pub async fn run(opts: &LoadOptions) -> Result<Vec<Phase>> {
                 ..crate::Config::default()
             };
             cfg.plans.workers = opts.plan_workers.max(1);
+            cfg.journal.max_batch = opts.max_batch.max(1);
             cfg.log.filter = "warn".into();
             let shutdown = async move {
                 let _ = stop_rx.await;
@@ -170,6 +192,7 @@ pub async fn run(opts: &LoadOptions) -> Result<Vec<Phase>> {
     let mut phases = Vec::new();
 
     // Reservations: each client creates its reservations one after the other.
+    let commits_before = commits(&t).await;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..opts.clients {
@@ -196,6 +219,10 @@ pub async fn run(opts: &LoadOptions) -> Result<Vec<Phase>> {
         errors,
         started.elapsed().as_secs_f64(),
     ));
+    let reservation_commits = match (commits_before, commits(&t).await) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
 
     // Plans: accept, then poll until final.
     let started = Instant::now();
@@ -249,7 +276,10 @@ pub async fn run(opts: &LoadOptions) -> Result<Vec<Phase>> {
     if let Some(h) = server {
         h.await.context("the daemon task failed")??;
     }
-    Ok(phases)
+    Ok(Report {
+        phases,
+        reservation_commits,
+    })
 }
 
 async fn collect(tasks: Vec<tokio::task::JoinHandle<(Vec<f64>, usize)>>) -> (Vec<f64>, usize) {
@@ -319,7 +349,7 @@ mod tests {
             plans_per_client: 1,
             ..LoadOptions::default()
         };
-        let phases = run(&opts).await.unwrap();
+        let phases = run(&opts).await.unwrap().phases;
         assert_eq!(phases.len(), 3);
         assert_eq!((phases[0].ok, phases[0].errors), (20, 0));
         assert_eq!((phases[2].ok, phases[2].errors), (4, 0));

@@ -1,21 +1,209 @@
-//! Error bodies: RFC 9457 problem+json by default, HAS-shaped on HAS routes, Promise-shaped
+//! Error bodies: RFC 9457 problem+json by default, ONAP HAS-shaped on HAS routes, Promise-shaped
 //! (`result: conflict|error`) on Promise routes. Internal details are logged, not sent.
+//!
+//! The HAS shape is what HAS itself writes (conductor `api/controllers/errors.py`, the
+//! `error_wrapper`, wrapped by `api/middleware.py`'s `ParsableErrorMiddleware` for a JSON
+//! client): `{"error_message": {"explanation", "code", "error": {"message", "type"}, "title"}}`,
+//! where `message`, `type` and `title` are those of the webob exception class of the status.
+//! A 401 takes that shape too, with HAS's explanations from `plans.check_auth` (its
+//! `/errors/authentication_error`): HAS's plain-text `unauthorized` handler ("Authentication
+//! required") is referenced only from a commented-out line, and `ParsableErrorMiddleware`
+//! would wrap its text as `{"error_message": "..."}` for a JSON client anyway. Unlike HAS,
+//! missing credentials are a 401 as well (HAS answers 417 Expectation Failed).
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use berth_service::{ErrorKind, ServiceError};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// Which wire dialect an error is rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
     /// `application/problem+json` (RFC 9457).
     Problem,
-    /// ONAP HAS: `{"title", "explanation"}`.
+    /// ONAP HAS: `{"error_message": {"explanation", "code", "error": {"message", "type"},
+    /// "title"}}`.
     Has,
     /// Promise shim: `{"result": "conflict"|"error", "message", "offers"?}`.
     Promise,
 }
+
+impl Dialect {
+    /// The dialect of the routes under `path`: HAS for `/` and `/v1/...`, Problem otherwise
+    /// (Promise handlers choose their dialect themselves).
+    pub fn of_path(path: &str) -> Dialect {
+        if path == "/" || path == "/v1" || path.starts_with("/v1/") {
+            Dialect::Has
+        } else {
+            Dialect::Problem
+        }
+    }
+}
+
+/// One problem with the input, located by field path and (when known) line:column — Berth's
+/// addition to every error dialect, under `diagnostics`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct DiagnosticBody {
+    /// Field path (`timeout`, `template.demands.vG[0]`); empty for the whole document.
+    pub path: String,
+    /// 1-based line, 0 when unknown.
+    pub line: u32,
+    /// 1-based column, 0 when unknown.
+    pub column: u32,
+    /// What is wrong, saying what was expected.
+    pub message: String,
+}
+
+/// ONAP HAS error body.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct HasError {
+    /// The error.
+    pub error_message: HasErrorMessage,
+}
+
+/// ONAP HAS error (`conductor.api.controllers.errors.error_wrapper`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct HasErrorMessage {
+    /// What went wrong with this request.
+    pub explanation: String,
+    /// HTTP status.
+    pub code: u16,
+    /// The webob exception of the status.
+    pub error: HasErrorKind,
+    /// Reason phrase of the status, as webob names it (`Bad Request`).
+    pub title: String,
+    /// Berth's addition: problems located by field path and line:column.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<DiagnosticBody>,
+}
+
+/// The webob exception class of an HTTP status.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct HasErrorKind {
+    /// webob's default explanation of the status.
+    pub message: String,
+    /// webob class name (`HTTPBadRequest`, `HTTPNotFound`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// RFC 9457 problem details.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Problem {
+    /// Always `about:blank`: the status says it all.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Reason phrase of the status.
+    pub title: String,
+    /// HTTP status.
+    pub status: u16,
+    /// What went wrong with this request.
+    pub detail: String,
+    /// Problems located by field path and line:column.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<DiagnosticBody>,
+}
+
+/// Promise shim error body.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct PromiseError {
+    /// `conflict` (capacity) or `error`.
+    pub result: String,
+    /// What went wrong.
+    pub message: String,
+    /// On a capacity conflict: what could be reserved instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub offers: Option<serde_json::Value>,
+    /// Problems located by field path and line:column.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<DiagnosticBody>,
+}
+
+/// webob's name, title and default explanation of `status` (`webob.exc.status_map`, with
+/// webob's whitespace normalization of the explanation).
+pub fn webob_status(status: StatusCode) -> (&'static str, &'static str, &'static str) {
+    match status.as_u16() {
+        400 => (
+            "HTTPBadRequest",
+            "Bad Request",
+            "The server could not comply with the request since it is either malformed or otherwise incorrect.",
+        ),
+        401 => (
+            "HTTPUnauthorized",
+            "Unauthorized",
+            "This server could not verify that you are authorized to access the document you requested. Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required.",
+        ),
+        403 => (
+            "HTTPForbidden",
+            "Forbidden",
+            "Access was denied to this resource.",
+        ),
+        404 => (
+            "HTTPNotFound",
+            "Not Found",
+            "The resource could not be found.",
+        ),
+        405 => ("HTTPMethodNotAllowed", "Method Not Allowed", ""),
+        406 => ("HTTPNotAcceptable", "Not Acceptable", ""),
+        408 => (
+            "HTTPRequestTimeout",
+            "Request Timeout",
+            "The server has waited too long for the request to be sent by the client.",
+        ),
+        409 => (
+            "HTTPConflict",
+            "Conflict",
+            "There was a conflict when trying to complete your request.",
+        ),
+        413 => (
+            "HTTPRequestEntityTooLarge",
+            "Request Entity Too Large",
+            "The body of your request was too large for this server.",
+        ),
+        415 => ("HTTPUnsupportedMediaType", "Unsupported Media Type", ""),
+        422 => (
+            "HTTPUnprocessableEntity",
+            "Unprocessable Entity",
+            "Unable to process the contained instructions",
+        ),
+        429 => (
+            "HTTPTooManyRequests",
+            "Too Many Requests",
+            "The client has sent too many requests in a given amount of time",
+        ),
+        501 => ("HTTPNotImplemented", "Not Implemented", ""),
+        502 => ("HTTPBadGateway", "Bad Gateway", "Bad gateway."),
+        503 => (
+            "HTTPServiceUnavailable",
+            "Service Unavailable",
+            "The server is currently unavailable. Please try again at a later time.",
+        ),
+        504 => (
+            "HTTPGatewayTimeout",
+            "Gateway Timeout",
+            "The gateway has timed out.",
+        ),
+        _ if status.is_client_error() => (
+            "HTTPClientError",
+            "Bad Request",
+            "The server could not comply with the request since it is either malformed or otherwise incorrect.",
+        ),
+        _ => (
+            "HTTPInternalServerError",
+            "Internal Server Error",
+            "The server has either erred or is incapable of performing the requested operation.",
+        ),
+    }
+}
+
+/// Marks a response whose error body an [`ApiError`] wrote, in this dialect.
+#[derive(Debug, Clone, Copy)]
+struct Shaped(Dialect);
 
 /// An error on its way to the client.
 #[derive(Debug, Clone)]
@@ -24,8 +212,10 @@ pub struct ApiError {
     pub status: StatusCode,
     /// Detail sent to the client.
     pub detail: String,
-    /// Offers of a capacity conflict (Promise routes).
-    pub offers: Option<serde_json::Value>,
+    /// Offers of a capacity conflict (Promise routes); boxed to keep results small.
+    pub offers: Option<Box<serde_json::Value>>,
+    /// Problems located in the input.
+    pub diagnostics: Vec<DiagnosticBody>,
     /// How to render it.
     pub dialect: Dialect,
 }
@@ -37,6 +227,7 @@ impl ApiError {
             status,
             detail: detail.into(),
             offers: None,
+            diagnostics: Vec::new(),
             dialect,
         }
     }
@@ -44,6 +235,19 @@ impl ApiError {
     /// 400 with `detail`.
     pub fn bad_request(detail: impl Into<String>, dialect: Dialect) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, detail, dialect)
+    }
+
+    /// 400 for the field at `path`: `message` as detail and as a located diagnostic.
+    pub fn bad_field(path: &str, message: impl Into<String>, dialect: Dialect) -> ApiError {
+        let message = message.into();
+        let mut e = ApiError::bad_request(message.clone(), dialect);
+        e.diagnostics.push(DiagnosticBody {
+            path: path.to_owned(),
+            line: 0,
+            column: 0,
+            message,
+        });
+        e
     }
 
     /// Maps a service error to a status; internal causes are logged and replaced.
@@ -68,53 +272,133 @@ impl ApiError {
         };
         let offers = e
             .conflict()
-            .and_then(|c| serde_json::to_value(&c.offers).ok());
+            .and_then(|c| serde_json::to_value(&c.offers).ok())
+            .map(Box::new);
         ApiError {
             status,
             detail,
             offers,
+            diagnostics: Vec::new(),
             dialect,
         }
+    }
+
+    /// The body and content type in this error's dialect.
+    fn body(self) -> (serde_json::Value, &'static str) {
+        let (kind, title, message) = webob_status(self.status);
+        let value = match self.dialect {
+            Dialect::Problem => serde_json::to_value(Problem {
+                kind: "about:blank".to_owned(),
+                title: self.status.canonical_reason().unwrap_or(title).to_owned(),
+                status: self.status.as_u16(),
+                detail: self.detail,
+                diagnostics: self.diagnostics,
+            }),
+            Dialect::Has => serde_json::to_value(HasError {
+                error_message: HasErrorMessage {
+                    explanation: self.detail,
+                    code: self.status.as_u16(),
+                    error: HasErrorKind {
+                        message: message.to_owned(),
+                        kind: kind.to_owned(),
+                    },
+                    title: title.to_owned(),
+                    diagnostics: self.diagnostics,
+                },
+            }),
+            Dialect::Promise => serde_json::to_value(PromiseError {
+                result: if self.status == StatusCode::CONFLICT {
+                    "conflict"
+                } else {
+                    "error"
+                }
+                .to_owned(),
+                message: self.detail,
+                offers: self.offers.map(|o| *o),
+                diagnostics: self.diagnostics,
+            }),
+        };
+        let ctype = match self.dialect {
+            Dialect::Problem => "application/problem+json",
+            Dialect::Has | Dialect::Promise => "application/json",
+        };
+        (value.unwrap_or_default(), ctype)
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let title = self.status.canonical_reason().unwrap_or("Error");
-        let (body, ctype) = match self.dialect {
-            Dialect::Problem => (
-                json!({"type": "about:blank", "title": title, "status": self.status.as_u16(), "detail": self.detail}),
-                "application/problem+json",
-            ),
-            Dialect::Has => (
-                json!({"title": title, "explanation": self.detail}),
-                "application/json",
-            ),
-            Dialect::Promise => {
-                let result = if self.status == StatusCode::CONFLICT {
-                    "conflict"
-                } else {
-                    "error"
-                };
-                let mut b = json!({"result": result, "message": self.detail});
-                if let Some(o) = self.offers {
-                    b["offers"] = o;
-                }
-                (b, "application/json")
-            }
-        };
-        let mut r = (self.status, body.to_string()).into_response();
+        let (status, dialect) = (self.status, self.dialect);
+        let (body, ctype) = self.body();
+        let mut r = (status, body.to_string()).into_response();
         r.headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+        r.extensions_mut().insert(Shaped(dialect));
         r
     }
 }
 
-/// Parses a JSON body, rendering a parse failure in `dialect`.
+/// Largest error body read back when reshaping one.
+const RESHAPE_LIMIT: usize = 64 * 1024;
+
+/// Outermost layer: on HAS routes, an error response not written by an [`ApiError`] (from the
+/// router, a body limit, the timeout or the panic guard) is rewritten in the HAS shape — what
+/// HAS's `ParsableErrorMiddleware` does — keeping its text as the explanation.
+pub(crate) async fn has_error_shape(req: Request, next: Next) -> Response {
+    let dialect = Dialect::of_path(req.uri().path());
+    let method = req.method().clone();
+    let resp = next.run(req).await;
+    let status = resp.status();
+    if dialect != Dialect::Has
+        || !(status.is_client_error() || status.is_server_error())
+        || matches!(
+            resp.extensions().get::<Shaped>(),
+            Some(Shaped(Dialect::Has))
+        )
+    {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, RESHAPE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    // A problem+json body (panic guard) keeps its detail; plain text is the explanation.
+    let problem_detail = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("detail").and_then(|d| d.as_str()).map(str::to_owned));
+    let detail = match (problem_detail, status) {
+        (Some(d), _) => d,
+        (None, StatusCode::METHOD_NOT_ALLOWED) => format!("The {method} method is not allowed."),
+        (None, _) if !text.trim().is_empty() => text.trim().to_owned(),
+        (None, _) => webob_status(status).2.to_owned(),
+    };
+    let mut out = ApiError::new(status, detail, Dialect::Has).into_response();
+    // Keep what the inner layers said beyond the body (Allow, WWW-Authenticate).
+    for name in [header::ALLOW, header::WWW_AUTHENTICATE, header::RETRY_AFTER] {
+        if let Some(v) = parts.headers.get(&name) {
+            out.headers_mut().insert(name, v.clone());
+        }
+    }
+    if method == Method::HEAD {
+        *out.body_mut() = Body::empty();
+    }
+    out
+}
+
+/// Parses a JSON body, rendering a parse failure in `dialect` with its line:column.
 pub fn parse_body<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
     dialect: Dialect,
 ) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}"), dialect))
+    serde_json::from_slice(bytes).map_err(|e| {
+        let mut err = ApiError::bad_request(format!("invalid JSON body: {e}"), dialect);
+        err.diagnostics.push(DiagnosticBody {
+            path: String::new(),
+            line: u32::try_from(e.line()).unwrap_or(u32::MAX),
+            column: u32::try_from(e.column()).unwrap_or(u32::MAX),
+            message: e.to_string(),
+        });
+        err
+    })
 }

@@ -1,5 +1,6 @@
 //! ONAP OOF-HAS compatible homing routes: versions, plans (create, list, get, delete) and the
-//! triage tool; errors as HAS writes them (`{"title", "explanation"}`).
+//! triage tool; errors as HAS writes them (`{"error_message": {"explanation", "code", "error":
+//! {"message", "type"}, "title"}}`, see `error`), with Berth's located `diagnostics` added.
 
 use axum::Json;
 use axum::body::Bytes;
@@ -46,19 +47,40 @@ fn number(v: Option<&Value>, field: &str, all_ok: bool) -> Result<Option<u64>> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => n.as_u64().map(Some).ok_or_else(|| {
-            ApiError::bad_request(format!("`{field}` must be a non-negative integer"), D)
-        }),
-        Some(Value::String(s)) if all_ok && s.eq_ignore_ascii_case("all") => Ok(None),
-        Some(Value::String(s)) => s.trim().parse().map(Some).map_err(|_| {
-            ApiError::bad_request(
-                format!("`{field}` is `{s}`; expected a non-negative integer"),
+            ApiError::bad_field(
+                field,
+                format!("`{field}` is {n}; expected a non-negative integer"),
                 D,
             )
         }),
-        Some(_) => Err(ApiError::bad_request(
-            format!("`{field}` must be a number or a numeric string"),
+        Some(Value::String(s)) if all_ok && s.eq_ignore_ascii_case("all") => Ok(None),
+        Some(Value::String(s)) => s.trim().parse().map(Some).map_err(|_| {
+            let expected = if all_ok {
+                "a non-negative integer or `all`"
+            } else {
+                "a non-negative integer"
+            };
+            ApiError::bad_field(field, format!("`{field}` is `{s}`; expected {expected}"), D)
+        }),
+        Some(other) => Err(ApiError::bad_field(
+            field,
+            format!(
+                "`{field}` is {}; expected a number or a numeric string",
+                json_type(other)
+            ),
             D,
         )),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -103,9 +125,13 @@ pub async fn create_plan(
                 other => Ok((k, other.to_string())),
             })
             .collect::<Result<_>>()?,
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "`files` must be an object of name -> text",
+        Some(other) => {
+            return Err(ApiError::bad_field(
+                "files",
+                format!(
+                    "`files` is {}; expected an object of name -> text",
+                    json_type(&other)
+                ),
                 D,
             ));
         }

@@ -10,9 +10,14 @@
 //! - [`openapi_json`]: the OpenAPI document, committed as `docs/openapi.json`.
 //!
 //! Invariants:
-//! - Errors are RFC 9457 problem+json, except on HAS routes (`{"title", "explanation"}`) and
-//!   Promise routes (`{"result": "conflict"|"error", "message", "offers"?}`); a server-side
-//!   cause is logged and never sent.
+//! - Errors are RFC 9457 problem+json, except on HAS routes (`/` and `/v1/...`) and Promise
+//!   routes. HAS routes answer as ONAP HAS does (its `error_wrapper` behind
+//!   `ParsableErrorMiddleware`): `{"error_message": {"explanation", "code", "error":
+//!   {"message", "type"}, "title"}}` with webob's class name, title and default message for
+//!   the status — every error there, including 401, 404 of unknown paths, 405, 408, 413 and
+//!   panics. Promise routes answer `{"result": "conflict"|"error", "message", "offers"?}`.
+//!   Every dialect may add `diagnostics: [{path, line, column, message}]`. A server-side cause
+//!   is logged and never sent.
 //! - Auth is off only when [`AuthConfig::disabled`] is configured; `/healthz` and `/readyz`
 //!   are always open.
 //! - No panic reaches a client: a panicking handler becomes a 500 problem.
@@ -37,7 +42,10 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::timeout::TimeoutLayer;
 
-pub use error::{ApiError, Dialect};
+pub use error::{
+    ApiError, DiagnosticBody, Dialect, HasError, HasErrorKind, HasErrorMessage, Problem,
+    PromiseError, webob_status,
+};
 pub use openapi::openapi_json;
 
 /// Who may call the API.
@@ -189,6 +197,7 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
             cfg.request_timeout,
         ))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(error::has_error_shape))
         .with_state(state)
 }
 
@@ -201,12 +210,16 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
     if open || st.auth.allows(h) {
         return next.run(req).await;
     }
-    let mut r = ApiError::new(
-        StatusCode::UNAUTHORIZED,
-        "missing or wrong credentials; expected HTTP Basic or a bearer token",
-        Dialect::Problem,
-    )
-    .into_response();
+    let dialect = Dialect::of_path(req.uri().path());
+    // HAS's own words (conductor `plans.check_auth`), on its routes.
+    let detail = match (dialect, h) {
+        (Dialect::Has, None) => {
+            "Unauthorized: The request does not provide any HTTP authentication (basic authentication)"
+        }
+        (Dialect::Has, Some(_)) => "Invalid credentials: username or password is incorrect",
+        _ => "missing or wrong credentials; expected HTTP Basic or a bearer token",
+    };
+    let mut r = ApiError::new(StatusCode::UNAUTHORIZED, detail, dialect).into_response();
     r.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Basic realm=\"berth\""),
@@ -224,8 +237,9 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     .into_response()
 }
 
-async fn not_found() -> Response {
-    ApiError::new(StatusCode::NOT_FOUND, "no such route", Dialect::Problem).into_response()
+async fn not_found(uri: axum::http::Uri) -> Response {
+    let dialect = Dialect::of_path(uri.path());
+    ApiError::new(StatusCode::NOT_FOUND, "no such route", dialect).into_response()
 }
 
 async fn healthz() -> Response {

@@ -8,6 +8,9 @@ use utoipa::openapi::{
     ResponseBuilder,
 };
 
+use crate::error::{
+    DiagnosticBody, HasError, HasErrorKind, HasErrorMessage, Problem, PromiseError,
+};
 use crate::has::PlanBody;
 use crate::promise::{
     CapacityBody, CapacitySubscribeBody, InstanceBody, ProviderBody, QueryBody, ReservationBody,
@@ -23,6 +26,23 @@ type Route = (
     Option<&'static str>,
     &'static str,
 );
+
+/// The error bodies a route answers: (content type, schema), by its dialect.
+fn error_bodies(path: &str) -> &'static [(&'static str, &'static str)] {
+    match path {
+        "/healthz" | "/readyz" | "/metrics" | "/openapi.json" => {
+            &[("application/problem+json", "Problem")]
+        }
+        _ if crate::Dialect::of_path(path) == crate::Dialect::Has => {
+            &[("application/json", "HasError")]
+        }
+        // Promise routes; refused credentials are a problem before their handler runs.
+        _ => &[
+            ("application/json", "PromiseError"),
+            ("application/problem+json", "Problem"),
+        ],
+    }
+}
 
 const ROUTES: &[Route] = &[
     (
@@ -233,12 +253,30 @@ pub fn openapi_json() -> String {
             "ReservationSubscribeBody",
             ReservationSubscribeBody::schema(),
         )
+        .schema("HasError", HasError::schema())
+        .schema("HasErrorMessage", HasErrorMessage::schema())
+        .schema("HasErrorKind", HasErrorKind::schema())
+        .schema("Problem", Problem::schema())
+        .schema("PromiseError", PromiseError::schema())
+        .schema("DiagnosticBody", DiagnosticBody::schema())
         .build();
     let mut items: std::collections::BTreeMap<
         &str,
         Vec<(HttpMethod, utoipa::openapi::path::Operation)>,
     > = Default::default();
     for (method, path, id, summary, body, status) in ROUTES {
+        let mut error = ResponseBuilder::new().description(
+            "error: ONAP HAS shaped on HAS routes, Promise shaped on Promise routes, \
+             RFC 9457 problem+json elsewhere",
+        );
+        for (ctype, schema) in error_bodies(path) {
+            error = error.content(
+                *ctype,
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name(*schema)))
+                    .build(),
+            );
+        }
         let mut op = OperationBuilder::new()
             .operation_id(Some(*id))
             .summary(Some(*summary))
@@ -246,12 +284,7 @@ pub fn openapi_json() -> String {
                 *status,
                 ResponseBuilder::new().description("success").build(),
             )
-            .response(
-                "default",
-                ResponseBuilder::new()
-                    .description("error (problem+json, HAS or Promise shaped)")
-                    .build(),
-            );
+            .response("default", error.build());
         if let Some(schema) = body {
             let content = ContentBuilder::new()
                 .schema(Some(Ref::from_schema_name(*schema)))

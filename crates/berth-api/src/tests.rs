@@ -98,6 +98,18 @@ async fn call_with(
     (status, v, ctype)
 }
 
+/// The body HAS writes for `code` with `explanation` (webob's class, title and message).
+fn has_error(code: u16, explanation: &str) -> Value {
+    let status = axum::http::StatusCode::from_u16(code).unwrap();
+    let (kind, title, message) = webob_status(status);
+    json!({"error_message": {
+        "explanation": explanation,
+        "code": code,
+        "error": {"message": message, "type": kind},
+        "title": title,
+    }})
+}
+
 fn post(uri: &str) -> (Method, &str) {
     (Method::POST, uri)
 }
@@ -105,15 +117,31 @@ fn post(uri: &str) -> (Method, &str) {
 #[tokio::test]
 async fn auth_is_required_except_for_health() {
     let app = app().await;
+    // On HAS routes, as HAS answers it.
     let (s, v, ct) = call_with(&app, Method::GET, "/v1/plans", None, None).await;
+    assert_eq!((s, ct.as_str()), (401, "application/json"));
+    assert_eq!(
+        v,
+        has_error(
+            401,
+            "Unauthorized: The request does not provide any HTTP authentication (basic authentication)"
+        )
+    );
+    let (s, v, _) = call_with(&app, Method::GET, "/v1/plans", None, Some("Bearer nope")).await;
+    assert_eq!(
+        (s, v),
+        (
+            401,
+            has_error(
+                401,
+                "Invalid credentials: username or password is incorrect"
+            )
+        )
+    );
+    // Elsewhere a problem.
+    let (s, v, ct) = call_with(&app, Method::POST, "/query-capacity", Some(json!({})), None).await;
     assert_eq!((s, ct.as_str()), (401, "application/problem+json"));
     assert_eq!(v["status"], 401);
-    assert_eq!(
-        call_with(&app, Method::GET, "/v1/plans", None, Some("Bearer nope"))
-            .await
-            .0,
-        401
-    );
     assert_eq!(
         call_with(
             &app,
@@ -481,11 +509,10 @@ async fn has_plan_routes() {
     // HAS-shaped errors.
     let (s, v, ct) = call(&app, Method::GET, "/v1/plans/nope", None).await;
     assert_eq!((s, ct.as_str()), (404, "application/json"));
-    assert!(
-        v["explanation"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("nope")
+    assert_eq!(v, has_error(404, "plan `nope` not found"));
+    assert_eq!(
+        v["error_message"]["error"],
+        json!({"type": "HTTPNotFound", "message": "The resource could not be found."})
     );
     let (s, v, _) = call(
         &app,
@@ -494,18 +521,30 @@ async fn has_plan_routes() {
         Some(json!({"name": "p", "template": template, "num_solution": "many"})),
     )
     .await;
-    assert_eq!((s, v["title"].as_str()), (400, Some("Bad Request")));
+    let explanation = "`num_solution` is `many`; expected a non-negative integer or `all`";
+    let mut want = has_error(400, explanation);
+    want["error_message"]["diagnostics"] =
+        json!([{"path": "num_solution", "line": 0, "column": 0, "message": explanation}]);
+    assert_eq!((s, v), (400, want));
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/v1/plans",
+        Some(json!({"template": {}})),
+    )
+    .await;
+    assert_eq!(s, 400);
+    assert_eq!(v["error_message"]["error"]["type"], "HTTPBadRequest");
+    assert_eq!(v["error_message"]["title"], "Bad Request");
+    assert_eq!(v["error_message"]["diagnostics"][0]["line"], 1);
+    // Errors the router writes are reshaped too: an unknown method, an unknown path.
+    let (s, v, _) = call(&app, Method::PUT, "/v1/plans", Some(json!({}))).await;
     assert_eq!(
-        call(
-            &app,
-            Method::POST,
-            "/v1/plans",
-            Some(json!({"template": {}}))
-        )
-        .await
-        .0,
-        400
+        (s, v),
+        (405, has_error(405, "The PUT method is not allowed."))
     );
+    let (s, v, _) = call(&app, Method::GET, "/v1/nowhere", None).await;
+    assert_eq!((s, v), (404, has_error(404, "no such route")));
     assert_eq!(
         call(&app, Method::DELETE, &format!("/v1/plans/{id}"), None)
             .await
@@ -524,16 +563,35 @@ async fn has_plan_routes() {
 async fn limits_fallback_metrics_and_openapi() {
     let app = app().await;
     let big = json!({"name": "x".repeat(100 * 1024), "template": {}});
-    let (s, _, _) = call(&app, Method::POST, "/v1/plans", Some(big)).await;
+    let (s, v, ct) = call(&app, Method::POST, "/v1/plans", Some(big.clone())).await;
+    assert_eq!((s, ct.as_str()), (413, "application/json"));
+    assert_eq!(
+        v["error_message"]["error"]["type"],
+        "HTTPRequestEntityTooLarge"
+    );
+    assert_eq!(v["error_message"]["code"], 413);
+    assert!(v["error_message"]["explanation"].is_string());
+    let (s, v, _) = call(&app, Method::POST, "/create-reservation", Some(big)).await;
     assert_eq!(s, 413);
-    let (s, _, ct) = call(&app, Method::GET, "/nowhere", None).await;
+    assert!(v.get("error_message").is_none(), "{v}");
+    let (s, v, ct) = call(&app, Method::GET, "/nowhere", None).await;
     assert_eq!((s, ct.as_str()), (404, "application/problem+json"));
+    assert_eq!(
+        v,
+        json!({"type": "about:blank", "title": "Not Found", "status": 404, "detail": "no such route"})
+    );
     let (s, _, ct) = call(&app, Method::GET, "/metrics", None).await;
     assert_eq!((s, ct.starts_with("text/plain")), (200, true));
     let (s, v, _) = call(&app, Method::GET, "/openapi.json", None).await;
     assert_eq!(s, 200);
     assert!(v["paths"]["/create-reservation"]["post"].is_object());
     assert!(v["components"]["schemas"]["ReservationBody"].is_object());
+    assert_eq!(
+        v["paths"]["/v1/plans"]["post"]["responses"]["default"]["content"]["application/json"]["schema"]
+            ["$ref"],
+        "#/components/schemas/HasError"
+    );
+    assert!(v["components"]["schemas"]["HasErrorMessage"]["properties"]["explanation"].is_object());
 }
 
 #[test]

@@ -2,12 +2,21 @@
 //! pool, and webhook notifications.
 //!
 //! Key types:
-//! - [`ReservationService`]: one in-memory `berth_calendar::Calendar` per command stream,
-//!   rebuilt from the store's log. Every mutation runs under one mutex: check by applying to
-//!   the calendar, append with `expected_seq` (with the idempotency record, one transaction),
-//!   acknowledge; on a concurrent append it catches up from the log and retries; on a store
-//!   error it restores the calendar. Time-driven changes are logged as `Advance` entries
-//!   ahead of the next command, so plain `Calendar::replay` of the log rebuilds the state.
+//! - [`ReservationService`]: one in-memory `berth_calendar::Calendar` per command stream over
+//!   the store's log. Requests queue for ONE writer task that takes everything queued (up to
+//!   `max_batch` commands), checks each request in order on the calendar (each sees the
+//!   earlier ones; a refused request changes nothing and gets its own error; one idempotency
+//!   key twice in a batch takes effect once), appends the accepted ones with all their
+//!   idempotency records in ONE transaction (`expected_seq`), and only then answers every
+//!   caller (group commit: one fsync for the batch). When the transaction fails nobody is
+//!   acknowledged and the calendar is rebuilt from the store; after another daemon's append
+//!   it is rebuilt and the batch re-checked. Time-driven changes are logged as `Advance`
+//!   entries ahead of the next command, so plain `Calendar::replay` of the log rebuilds the
+//!   state. Every `snapshot_every` commands (and on [`ReservationService::snapshot`], at
+//!   graceful shutdown) a `berth_calendar::Snapshot` is stored with the seq it covers; opening
+//!   restores the newest usable one and replays only the tail, falling back to older snapshots
+//!   and then to a full replay, with a warning, when one is damaged, unreadable, of another
+//!   format or policy.
 //! - [`PlanService`]: accepted plans are journaled before the caller hears back, solved by a
 //!   bounded pool of workers (the engine in `spawn_blocking`, `timeout` enforced), and resumed
 //!   after a restart; a template's `reservations` are made in one all-or-nothing batch.
@@ -15,7 +24,8 @@
 //!
 //! Invariants:
 //! - Nothing is acknowledged before it is durable in the store; a failed request leaves no
-//!   trace in the calendar or the store.
+//!   trace in the calendar or the store. After every commit the calendar equals a replay of
+//!   the log (from a snapshot or from the start).
 //! - No double booking: admission and commit happen under one writer per stream, and a stream
 //!   shared by several processes is serialized by the optimistic append.
 //! - The service reads the clock (a [`WallClock`]); time never goes backwards for the calendar
@@ -31,5 +41,5 @@ pub use notify::{Notification, Notifier, NotifyConfig, backoff};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
 pub use reservations::{
     Committed, IdempotencyKey, ManualClock, ProviderInfo, ReservationFilter, ReservationOptions,
-    ReservationService, SystemClock, WallClock, Webhook,
+    ReservationService, SystemClock, WallClock, Webhook, WriterStats,
 };

@@ -1,24 +1,29 @@
-//! The reservation service: one in-memory [`Calendar`] rebuilt from the store's command log, a
-//! single writer (a mutex) that checks on the calendar, appends optimistically, acknowledges.
+//! The reservation service: one in-memory [`Calendar`] over the store's command log, a single
+//! writer task that checks queued commands on the calendar and commits them in groups
+//! (`writer`), and snapshots that make restarts replay only the log's tail (`load`).
+
+mod load;
+mod writer;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use berth_calendar::{
-    Applied, Calendar, CalendarError, Command, Event, LogEntry, Outcome, Policy, RecordRef,
-    SubscriptionId, ThresholdSubscription,
+    Applied, Calendar, Command, Event, Outcome, Policy, RecordRef, SubscriptionId,
+    ThresholdSubscription,
 };
 use berth_store::{
-    BatchOutcome, CredentialKey, IdempotentResponse, NewProvider, NewSubscription, Secret, Store,
-    StoreError, SubscriptionKind,
+    CredentialKey, NewProvider, NewSubscription, Secret, Store, StoreError, SubscriptionKind,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc, oneshot};
 
 use crate::ServiceError;
 use crate::notify::{Notification, Notifier};
+use writer::Pending;
 
 /// How often a commit is retried after another writer appended first.
 const MAX_ATTEMPTS: u32 = 8;
@@ -139,6 +144,8 @@ struct Inner {
     stale: bool,
     /// An unlogged advance changed the calendar: log an `Advance` before the next command.
     advanced: bool,
+    /// Sequence number of the newest snapshot written or restored (0: none).
+    snapshot_seq: u64,
     hooks: BTreeMap<String, Webhook>,
 }
 
@@ -216,6 +223,12 @@ pub struct ReservationOptions {
     pub policy: Policy,
     /// Key sealing provider credentials; without one credentials are not stored at all.
     pub credential_key: Option<CredentialKey>,
+    /// Most commands the writer commits in one transaction (at least 1; one request is never
+    /// split, so a larger all-or-nothing batch still goes alone).
+    pub max_batch: usize,
+    /// Write a calendar snapshot after this many logged commands (0: only on request, e.g. at
+    /// graceful shutdown).
+    pub snapshot_every: u64,
 }
 
 impl Default for ReservationOptions {
@@ -224,17 +237,44 @@ impl Default for ReservationOptions {
             stream: "calendar".into(),
             policy: Policy::default(),
             credential_key: None,
+            max_batch: 512,
+            snapshot_every: 10_000,
         }
     }
 }
 
-/// The reservation service over one command stream of a [`Store`]. Share it behind an `Arc`.
-pub struct ReservationService {
+/// Counters of the writer since the service opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Transactions that committed commands.
+    pub commits: u64,
+    /// Requests acknowledged by those commits (replays included).
+    pub requests: u64,
+    /// Snapshots written.
+    pub snapshots: u64,
+}
+
+/// What the writer task and the request paths share.
+struct Core {
     store: Arc<dyn Store>,
     opts: ReservationOptions,
     clock: Arc<dyn WallClock>,
     notifier: Notifier,
     inner: Mutex<Inner>,
+    /// A snapshot is being written in the background.
+    snapshotting: AtomicBool,
+    commits: AtomicU64,
+    requests: AtomicU64,
+    snapshots: AtomicU64,
+}
+
+/// The reservation service over one command stream of a [`Store`]. Share it behind an `Arc`.
+///
+/// Commands go through a queue to one writer task; dropping the service closes the queue and
+/// the writer ends after answering what was queued.
+pub struct ReservationService {
+    core: Arc<Core>,
+    queue: mpsc::Sender<Pending>,
 }
 
 /// What a committed (or replayed) command did.
@@ -246,9 +286,13 @@ pub struct Committed {
     pub replayed: bool,
 }
 
+/// Requests waiting for the writer; senders wait when it is full.
+const QUEUE: usize = 4096;
+
 impl ReservationService {
-    /// Opens the service: replays the command stream into a calendar, loads the webhooks, then
-    /// advances to the clock's now.
+    /// Opens the service: restores the calendar from the newest usable snapshot plus the log's
+    /// tail (or replays the whole log), loads the webhooks, starts the writer, then advances to
+    /// the clock's now.
     pub async fn open(
         store: Arc<dyn Store>,
         opts: ReservationOptions,
@@ -260,195 +304,52 @@ impl ReservationService {
             seq: 0,
             stale: false,
             advanced: false,
+            snapshot_seq: 0,
             hooks: BTreeMap::new(),
         };
-        let svc = ReservationService {
+        let core = Arc::new(Core {
             store,
             opts,
             clock,
             notifier,
             inner: Mutex::new(inner),
-        };
+            snapshotting: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            snapshots: AtomicU64::new(0),
+        });
         {
-            let mut inner = svc.inner.lock().await;
-            svc.rebuild(&mut inner).await?;
+            let mut inner = core.inner.lock().await;
+            core.rebuild(&mut inner).await?;
         }
+        let (queue, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(writer::run(Arc::clone(&core), rx));
+        let svc = ReservationService { core, queue };
         svc.tick().await?;
         Ok(Arc::new(svc))
     }
 
-    /// Rebuilds the calendar from the whole stream and reloads the webhooks.
-    async fn rebuild(&self, inner: &mut Inner) -> Result<(), ServiceError> {
-        let (cal, seq) =
-            berth_store::load_calendar(&*self.store, &self.opts.stream, self.opts.policy.clone())
-                .await?;
-        inner.cal = cal;
-        inner.seq = seq;
-        inner.stale = false;
-        inner.advanced = false;
-        self.reload_hooks(inner).await
-    }
-
-    async fn reload_hooks(&self, inner: &mut Inner) -> Result<(), ServiceError> {
-        let mut hooks = BTreeMap::new();
-        for s in self.store.list_subscriptions(None).await? {
-            let filter = match s.kind {
-                SubscriptionKind::Reservation => {
-                    Some(serde_json::from_value(s.spec).unwrap_or_default())
-                }
-                _ => None,
-            };
-            hooks.insert(
-                s.id.clone(),
-                Webhook {
-                    id: s.id,
-                    callback: s.callback_url,
-                    filter,
-                },
-            );
-        }
-        inner.hooks = hooks;
-        Ok(())
-    }
-
-    /// Applies what other writers appended since `inner.seq`; rebuilds when that fails (an
-    /// unlogged advance may have moved this calendar past their times) or when stale.
-    async fn catch_up(&self, inner: &mut Inner) -> Result<(), ServiceError> {
-        if inner.stale {
-            return self.rebuild(inner).await;
-        }
-        for c in self
-            .store
-            .commands_since(&self.opts.stream, inner.seq)
-            .await?
-        {
-            if inner.cal.apply(c.entry.command, c.entry.at).is_err() {
-                return self.rebuild(inner).await;
-            }
-            inner.seq = c.seq;
-        }
-        Ok(())
-    }
-
-    fn now(&self, inner: &Inner) -> DateTime<Utc> {
-        let wall = self.clock.now();
-        inner.cal.clock().map_or(wall, |c| c.max(wall))
-    }
-
-    /// Checks `commands` on the calendar (all or none), appends them durably (with the
-    /// idempotency record, in one transaction), then acknowledges. Retried after a concurrent
-    /// append by catching up from the log.
-    async fn commit(
+    /// Queues `commands` (one all-or-nothing request) for the writer and waits for its answer.
+    async fn submit(
         &self,
-        idem: Option<&IdempotencyKey>,
-        commands: &[Command],
+        commands: Vec<Command>,
+        idem: Option<IdempotencyKey>,
     ) -> Result<(Vec<Outcome>, bool), ServiceError> {
-        let mut inner = self.inner.lock().await;
-        self.catch_up(&mut inner).await?;
-        if let Some(k) = idem
-            && let Some(rec) = self.store.lookup_idempotent(&k.key).await?
-        {
-            return replayed(k, &rec.request_hash, rec.response);
+        let (reply, answer) = oneshot::channel();
+        let pending = Pending {
+            commands,
+            idem,
+            reply,
+        };
+        if self.queue.send(pending).await.is_err() {
+            return Err(ServiceError::Unavailable {
+                message: "the reservation writer has stopped".into(),
+            });
         }
-        for attempt in 1..=MAX_ATTEMPTS {
-            let now = self.now(&inner);
-            let mut events = inner.cal.advance(now)?;
-            let log_advance = inner.advanced || !events.is_empty();
-            inner.advanced = log_advance;
-            let backup = (commands.len() > 1).then(|| inner.cal.clone());
-            let mut outcomes = Vec::with_capacity(commands.len());
-            for c in commands {
-                match inner.cal.apply(c.clone(), now) {
-                    Ok(o) => {
-                        events.extend(o.events.iter().cloned());
-                        outcomes.push(o);
-                    }
-                    Err(e) => {
-                        if let Some(b) = backup {
-                            inner.cal = b;
-                        }
-                        if matches!(e, CalendarError::Conflict(_)) {
-                            metrics::counter!("berth_admission_conflicts_total").increment(1);
-                        }
-                        let notes = inner.notifications(&events);
-                        drop(inner);
-                        self.notifier.send_all(notes);
-                        return Err(e.into());
-                    }
-                }
-            }
-            let mut entries = Vec::with_capacity(commands.len() + 1);
-            if log_advance {
-                entries.push(LogEntry {
-                    at: now,
-                    command: Command::Advance,
-                });
-            }
-            entries.extend(commands.iter().map(|c| LogEntry {
-                at: now,
-                command: c.clone(),
-            }));
-            let expected = inner.seq;
-            let written = match idem {
-                Some(k) => {
-                    let response =
-                        serde_json::to_value(outcomes.first()).map_err(ServiceError::store)?;
-                    let r = IdempotentResponse {
-                        key: k.key.clone(),
-                        request_hash: k.request_hash.clone(),
-                        response,
-                        created_at: now,
-                    };
-                    self.store
-                        .append_commands_idempotent(&self.opts.stream, expected, &entries, &r)
-                        .await
-                }
-                None => self
-                    .store
-                    .append_commands(&self.opts.stream, expected, &entries)
-                    .await
-                    .map(|seq| BatchOutcome::Committed {
-                        seq: Some(seq),
-                        plan: None,
-                    }),
-            };
-            match written {
-                Ok(BatchOutcome::Committed { seq, .. }) => {
-                    inner.seq = seq.unwrap_or(expected + entries.len() as u64);
-                    inner.advanced = false;
-                    let notes = inner.notifications(&events);
-                    drop(inner);
-                    self.notifier.send_all(notes);
-                    return Ok((outcomes, false));
-                }
-                Ok(BatchOutcome::Replayed(rec)) => {
-                    // Another writer committed this key meanwhile: drop our application.
-                    self.rebuild(&mut inner).await?;
-                    let Some(k) = idem else {
-                        return Err(ServiceError::store("unexpected replay"));
-                    };
-                    return replayed(k, &rec.request_hash, rec.response);
-                }
-                Err(StoreError::Conflict { .. }) => {
-                    tracing::debug!(stream = %self.opts.stream, attempt, "append conflict; catching up");
-                    metrics::counter!("berth_append_conflicts_total").increment(1);
-                    self.rebuild(&mut inner).await?;
-                }
-                Err(e) => {
-                    match backup {
-                        Some(b) => inner.cal = b,
-                        None => inner.stale = true,
-                    }
-                    if inner.stale {
-                        let _ = self.rebuild(&mut inner).await;
-                    }
-                    return Err(e.into());
-                }
-            }
-        }
-        Err(ServiceError::Contention {
-            stream: self.opts.stream.clone(),
-            attempts: MAX_ATTEMPTS,
+        answer.await.unwrap_or_else(|_| {
+            Err(ServiceError::Unavailable {
+                message: "the reservation writer stopped before answering".into(),
+            })
         })
     }
 
@@ -460,9 +361,16 @@ impl ReservationService {
         key: Option<String>,
     ) -> Result<Committed, ServiceError> {
         let idem = key.map(|k| IdempotencyKey::for_command(k, &command));
-        let (outcomes, replayed) = self
-            .commit(idem.as_ref(), std::slice::from_ref(&command))
-            .await?;
+        // A retry of a known key is answered without queueing; the writer checks again.
+        if let Some(k) = &idem
+            && let Some(rec) = self.core.store.lookup_idempotent(&k.key).await?
+        {
+            let (outcomes, replayed) = replayed(k, &rec.request_hash, rec.response)?;
+            if let Some(outcome) = outcomes.into_iter().next() {
+                return Ok(Committed { outcome, replayed });
+            }
+        }
+        let (outcomes, replayed) = self.submit(vec![command], idem).await?;
         match outcomes.into_iter().next() {
             Some(outcome) => Ok(Committed { outcome, replayed }),
             None => Err(ServiceError::Unavailable {
@@ -476,7 +384,7 @@ impl ReservationService {
         if commands.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self.commit(None, &commands).await?.0)
+        Ok(self.submit(commands, None).await?.0)
     }
 
     /// Adds a capacity-threshold webhook; returns its id (`s<n>`, the calendar's).
@@ -499,7 +407,7 @@ impl ReservationService {
             kind: SubscriptionKind::Capacity,
             spec,
             callback_url: callback,
-            created_at: self.clock.now(),
+            created_at: self.core.clock.now(),
         })
         .await?;
         Ok(id)
@@ -519,14 +427,14 @@ impl ReservationService {
             kind: SubscriptionKind::Reservation,
             spec,
             callback_url: callback,
-            created_at: self.clock.now(),
+            created_at: self.core.clock.now(),
         })
         .await?;
         Ok(id)
     }
 
     async fn add_hook(&self, sub: NewSubscription) -> Result<(), ServiceError> {
-        let rec = self.store.create_subscription(&sub).await?;
+        let rec = self.core.store.create_subscription(&sub).await?;
         let filter = (rec.kind == SubscriptionKind::Reservation)
             .then(|| serde_json::from_value(rec.spec).unwrap_or_default());
         let hook = Webhook {
@@ -534,7 +442,7 @@ impl ReservationService {
             callback: rec.callback_url,
             filter,
         };
-        self.inner.lock().await.hooks.insert(rec.id, hook);
+        self.core.inner.lock().await.hooks.insert(rec.id, hook);
         Ok(())
     }
 
@@ -548,14 +456,14 @@ impl ReservationService {
                 None,
             )
             .await?;
-            match self.store.delete_subscription(id).await {
+            match self.core.store.delete_subscription(id).await {
                 Ok(()) | Err(StoreError::NotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
         } else {
-            self.store.delete_subscription(id).await?;
+            self.core.store.delete_subscription(id).await?;
         }
-        self.inner.lock().await.hooks.remove(id);
+        self.core.inner.lock().await.hooks.remove(id);
         Ok(())
     }
 
@@ -567,7 +475,7 @@ impl ReservationService {
         credentials: Option<String>,
     ) -> Result<String, ServiceError> {
         let id = uuid::Uuid::new_v4().to_string();
-        let key = self.opts.credential_key.as_ref();
+        let key = self.core.opts.credential_key.as_ref();
         let provider = NewProvider {
             name: id.clone(),
             endpoint: info.endpoint.clone().unwrap_or_default(),
@@ -577,9 +485,9 @@ impl ReservationService {
                 "tenant": info.tenant,
             }),
             credentials: key.and(credentials).map(Secret::new),
-            now: self.clock.now(),
+            now: self.core.clock.now(),
         };
-        self.store.put_provider(&provider, key).await?;
+        self.core.store.put_provider(&provider, key).await?;
         Ok(id)
     }
 
@@ -588,6 +496,7 @@ impl ReservationService {
         let text =
             |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
         Ok(self
+            .core
             .store
             .list_providers()
             .await?
@@ -604,14 +513,21 @@ impl ReservationService {
 
     /// Webhooks, by id.
     pub async fn webhooks(&self) -> Vec<Webhook> {
-        self.inner.lock().await.hooks.values().cloned().collect()
+        self.core
+            .inner
+            .lock()
+            .await
+            .hooks
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Runs `f` on the calendar brought up to now (due events are dispatched).
     pub async fn read<R>(&self, f: impl FnOnce(&Calendar) -> R) -> Result<R, ServiceError> {
-        let mut inner = self.inner.lock().await;
-        self.catch_up(&mut inner).await?;
-        let now = self.now(&inner);
+        let mut inner = self.core.inner.lock().await;
+        self.core.catch_up(&mut inner).await?;
+        let now = self.core.now(&inner);
         let events = inner.cal.advance(now)?;
         if !events.is_empty() {
             inner.advanced = true;
@@ -619,15 +535,15 @@ impl ReservationService {
         let notes = inner.notifications(&events);
         let r = f(&inner.cal);
         drop(inner);
-        self.notifier.send_all(notes);
+        self.core.notifier.send_all(notes);
         Ok(r)
     }
 
     /// Advances the calendar to now and dispatches the due events (the timer calls this).
     pub async fn tick(&self) -> Result<(), ServiceError> {
         {
-            let mut inner = self.inner.lock().await;
-            self.reload_hooks(&mut inner).await?;
+            let mut inner = self.core.inner.lock().await;
+            self.core.reload_hooks(&mut inner).await?;
         }
         self.read(|_| ()).await
     }
@@ -657,12 +573,38 @@ impl ReservationService {
 
     /// The last sequence number applied.
     pub async fn seq(&self) -> u64 {
-        self.inner.lock().await.seq
+        self.core.inner.lock().await.seq
     }
 
     /// The store (for readiness probes).
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+        &self.core.store
+    }
+
+    /// What the writer did since the service opened.
+    pub fn writer_stats(&self) -> WriterStats {
+        WriterStats {
+            commits: self.core.commits.load(Ordering::Relaxed),
+            requests: self.core.requests.load(Ordering::Relaxed),
+            snapshots: self.core.snapshots.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes a snapshot of the calendar now (graceful shutdown calls this) and returns the
+    /// sequence number it covers, or `None` when the stream is empty. An unlogged advance is
+    /// logged first, so the snapshot equals a replay of the log up to that number.
+    pub async fn snapshot(&self) -> Result<Option<u64>, ServiceError> {
+        let mut inner = self.core.inner.lock().await;
+        self.core.catch_up(&mut inner).await?;
+        self.core.log_advance(&mut inner).await?;
+        if inner.seq == 0 {
+            return Ok(None);
+        }
+        let (seq, snap) = (inner.seq, inner.cal.snapshot());
+        inner.snapshot_seq = seq;
+        drop(inner);
+        self.core.persist_snapshot(seq, snap).await?;
+        Ok(Some(seq))
     }
 }
 

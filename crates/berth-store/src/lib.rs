@@ -10,9 +10,15 @@
 //!   else fails with [`StoreError::Conflict`] carrying the actual head. [`load_calendar`] and
 //!   [`catch_up`] rebuild or advance an in-memory `Calendar` from it.
 //! - [`WriteBatch`] / [`Store::write`]: the one atomic write — idempotency key check, append,
-//!   plan create/update and the remembered response commit together or not at all.
+//!   plan create/update and the remembered responses commit together or not at all. A group
+//!   commit appends many requests' commands and remembers all their keys
+//!   ([`WriteBatch::remember`], checked first with [`Store::lookup_idempotent_many`]).
+//! - Snapshots ([`Snapshot`]): opaque state text a caller wrote after applying `seq`, stored
+//!   with a checksum that is verified on every read (`Corrupt` when damaged); the newest
+//!   [`SNAPSHOTS_KEPT`] per stream are kept, listed newest first by [`Store::snapshot_seqs`],
+//!   so a reader can fall back to an older one.
 //! - Plans ([`PlanRecord`], optimistic `version`), idempotency records, subscriptions,
-//!   providers (credentials sealed with a caller's [`CredentialKey`], never listed), snapshots.
+//!   providers (credentials sealed with a caller's [`CredentialKey`], never listed).
 //!
 //! # Invariants
 //! - Sequence numbers of a stream are contiguous from 1, and `head` equals the last one; among
@@ -33,9 +39,10 @@
 //! clients of ONE process racing on one stream mostly retry. Inside a process, funnel
 //! admissions through one writer task that checks each request against its in-memory calendar
 //! and commits everything queued in one [`Store::write`] (group commit: one fsync for many
-//! requests), answering each client after the commit; `Conflict` then only means another
-//! daemon wrote, and is handled with [`catch_up`]. `examples/append_load.rs` measures the
-//! three patterns (`race`, `serial`, `group`).
+//! requests), answering each client after the commit; `Conflict` (or a `Duplicate`
+//! idempotency key) then only means another daemon wrote first: rebuild and re-check.
+//! `berth_service::ReservationService` does exactly this. `examples/append_load.rs` measures
+//! the three patterns (`race`, `serial`, `group`).
 //!
 //! # Example
 //! ```
@@ -80,8 +87,8 @@ pub use crypto::{CredentialKey, Secret};
 pub use error::{RecordKind, StoreError};
 pub use model::{
     Append, Backend, BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider,
-    NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, Snapshot,
-    StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
+    NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION,
+    SNAPSHOTS_KEPT, Snapshot, StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
 };
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

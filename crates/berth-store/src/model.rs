@@ -23,15 +23,20 @@ pub struct StoredCommand {
     pub schema_version: u32,
 }
 
-/// The latest snapshot of a stream: an opaque state the caller wrote after applying `seq`.
+/// How many snapshots of a stream [`crate::Store::put_snapshot`] keeps (the newest ones), so a
+/// reader that cannot use the newest can fall back to an older one.
+pub const SNAPSHOTS_KEPT: usize = 3;
+
+/// A snapshot of a stream: an opaque state the caller wrote after applying `seq`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// Stream.
     pub stream: String,
     /// Last sequence number folded into `state`.
     pub seq: u64,
-    /// Caller-defined state.
-    pub state: Value,
+    /// Caller-defined state (JSON text by convention), exactly as written: its checksum was
+    /// verified on the way out.
+    pub state: String,
     /// When the caller took it.
     pub created_at: DateTime<Utc>,
     /// Schema version of the stored row.
@@ -237,7 +242,7 @@ pub struct PlanChange<'a> {
 }
 
 /// Writes committed in ONE transaction: all of them or none. Order inside the transaction:
-/// idempotency check, append, plan creation, plan update, idempotency record.
+/// idempotency check, append, plan creation, plan update, idempotency records.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteBatch<'a> {
     /// When set and the key is known with the same request hash, nothing is written and the
@@ -250,6 +255,10 @@ pub struct WriteBatch<'a> {
     pub create_plan: Option<&'a NewPlan>,
     /// Plan to update.
     pub update_plan: Option<PlanChange<'a>>,
+    /// More responses to remember, unchecked (a group commit checked them with
+    /// [`crate::Store::lookup_idempotent_many`] first): a key already stored, or given twice,
+    /// fails the whole batch with `Duplicate { kind: IdempotencyKey, .. }`.
+    pub remember: &'a [IdempotentResponse],
 }
 
 /// Result of a committed batch.

@@ -18,10 +18,13 @@ pub(crate) mod q {
         "UPDATE streams SET head = $3, schema_version = $4 WHERE stream = $1 AND head = $2";
     pub const HEAD: &str = "SELECT head FROM streams WHERE stream = $1";
     pub const COMMANDS_SINCE: &str = "SELECT seq, at_us, command, schema_version FROM commands WHERE stream = $1 AND seq > $2 ORDER BY seq";
-    pub const UPSERT_SNAPSHOT: &str = "INSERT INTO snapshots (stream, seq, state, created_at_us, schema_version) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (stream, seq) DO UPDATE SET state = excluded.state, created_at_us = excluded.created_at_us, schema_version = excluded.schema_version";
-    pub const PRUNE_SNAPSHOTS: &str = "DELETE FROM snapshots WHERE stream = $1 AND seq < (SELECT MAX(seq) FROM snapshots WHERE stream = $1)";
-    pub const LATEST_SNAPSHOT: &str = "SELECT stream, seq, state, created_at_us, schema_version FROM snapshots WHERE stream = $1 ORDER BY seq DESC LIMIT 1";
+    pub const UPSERT_SNAPSHOT: &str = "INSERT INTO snapshots (stream, seq, state, created_at_us, schema_version, checksum) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (stream, seq) DO UPDATE SET state = excluded.state, created_at_us = excluded.created_at_us, schema_version = excluded.schema_version, checksum = excluded.checksum";
+    pub const PRUNE_SNAPSHOTS: &str = "DELETE FROM snapshots WHERE stream = $1 AND seq NOT IN \
+         (SELECT seq FROM snapshots WHERE stream = $1 ORDER BY seq DESC LIMIT $2)";
+    pub const LATEST_SNAPSHOT: &str = "SELECT stream, seq, state, created_at_us, schema_version, checksum FROM snapshots WHERE stream = $1 ORDER BY seq DESC LIMIT 1";
+    pub const SNAPSHOT_AT: &str = "SELECT stream, seq, state, created_at_us, schema_version, checksum FROM snapshots WHERE stream = $1 AND seq = $2";
+    pub const SNAPSHOT_SEQS: &str = "SELECT seq FROM snapshots WHERE stream = $1 ORDER BY seq DESC";
     pub const INSERT_PLAN: &str = "INSERT INTO plans (id, name, status, request, result, message, created_at_us, updated_at_us, version, schema_version) \
          VALUES ($1, $2, $3, $4, NULL, NULL, $5, $5, 1, $6)";
     pub const PLAN_VERSION: &str = "SELECT version FROM plans WHERE id = $1";
@@ -235,6 +238,26 @@ macro_rules! sql_store {
                             Err(e) => return Err(E::db("remember idempotency key")(e)),
                         }
                     }
+                    for chunk in batch.remember.chunks($crate::sql::INSERT_CHUNK) {
+                        let sql = $crate::sql::insert_idem_sql(chunk.len());
+                        let mut query = sqlx::query(&sql);
+                        for r in chunk {
+                            query = query
+                                .bind(&r.key)
+                                .bind(&r.request_hash)
+                                .bind(to_text("idempotent response", &r.response)?)
+                                .bind(micros(r.created_at))
+                                .bind(SV);
+                        }
+                        match query.execute(&mut *tx).await {
+                            Ok(_) => {}
+                            Err(e) if $crate::error::is_unique_violation(&e) => {
+                                tx.rollback().await.ok();
+                                return Err($crate::sql::duplicate_key(self, batch.remember).await);
+                            }
+                            Err(e) => return Err(E::db("remember idempotency keys")(e)),
+                        }
+                    }
                     tx.commit().await.map_err(E::db("commit"))?;
                     Ok($crate::BatchOutcome::Committed { seq, plan })
                 })
@@ -274,13 +297,13 @@ macro_rules! sql_store {
                 &'a self,
                 stream: &'a str,
                 seq: u64,
-                state: &'a serde_json::Value,
+                state: &'a str,
                 created_at: chrono::DateTime<chrono::Utc>,
             ) -> $crate::StoreFuture<'a, ()> {
                 use $crate::StoreError as E;
                 Box::pin(async move {
                     let seq_db = $crate::rows::signed("snapshot sequence", seq)?;
-                    let text = $crate::rows::to_text("snapshot", state)?;
+                    let keep = i64::try_from($crate::SNAPSHOTS_KEPT).unwrap_or(i64::MAX);
                     let mut tx = self
                         .begin_write()
                         .await
@@ -302,14 +325,16 @@ macro_rules! sql_store {
                     sqlx::query($crate::sql::q::UPSERT_SNAPSHOT)
                         .bind(stream)
                         .bind(seq_db)
-                        .bind(text)
+                        .bind(state)
                         .bind($crate::rows::micros(created_at))
                         .bind($crate::SCHEMA_VERSION as i64)
+                        .bind($crate::rows::checksum(state))
                         .execute(&mut *tx)
                         .await
                         .map_err(E::db("write snapshot"))?;
                     sqlx::query($crate::sql::q::PRUNE_SNAPSHOTS)
                         .bind(stream)
+                        .bind(keep)
                         .execute(&mut *tx)
                         .await
                         .map_err(E::db("prune snapshots"))?;
@@ -327,6 +352,39 @@ macro_rules! sql_store {
                         $crate::sql::q::LATEST_SNAPSHOT,
                     )
                     .bind(stream)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err($crate::StoreError::db("read snapshot"))?;
+                    row.map($crate::rows::SnapshotRow::into_record).transpose()
+                })
+            }
+
+            fn snapshot_seqs<'a>(&'a self, stream: &'a str) -> $crate::StoreFuture<'a, Vec<u64>> {
+                Box::pin(async move {
+                    let seqs: Vec<i64> = sqlx::query_scalar($crate::sql::q::SNAPSHOT_SEQS)
+                        .bind(stream)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list snapshots"))?;
+                    Ok(seqs
+                        .into_iter()
+                        .filter_map(|s| u64::try_from(s).ok())
+                        .collect())
+                })
+            }
+
+            fn snapshot_at<'a>(
+                &'a self,
+                stream: &'a str,
+                seq: u64,
+            ) -> $crate::StoreFuture<'a, Option<$crate::Snapshot>> {
+                Box::pin(async move {
+                    let seq_db = $crate::rows::signed("snapshot sequence", seq)?;
+                    let row = sqlx::query_as::<_, $crate::rows::SnapshotRow>(
+                        $crate::sql::q::SNAPSHOT_AT,
+                    )
+                    .bind(stream)
+                    .bind(seq_db)
                     .fetch_optional(&self.pool)
                     .await
                     .map_err($crate::StoreError::db("read snapshot"))?;
@@ -407,6 +465,30 @@ macro_rules! sql_store {
                         .await
                         .map_err($crate::StoreError::db("read idempotency key"))?;
                     row.map($crate::rows::IdemRow::into_record).transpose()
+                })
+            }
+
+            fn lookup_idempotent_many<'a>(
+                &'a self,
+                keys: &'a [String],
+            ) -> $crate::StoreFuture<'a, Vec<$crate::IdempotencyRecord>> {
+                Box::pin(async move {
+                    let mut out = Vec::new();
+                    for chunk in keys.chunks($crate::sql::INSERT_CHUNK) {
+                        let sql = $crate::sql::lookup_idem_sql(chunk.len());
+                        let mut query = sqlx::query_as::<_, $crate::rows::IdemRow>(&sql);
+                        for k in chunk {
+                            query = query.bind(k);
+                        }
+                        let rows = query
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err($crate::StoreError::db("read idempotency keys"))?;
+                        out.extend($crate::rows::convert(rows, $crate::rows::IdemRow::into_record)?);
+                    }
+                    out.sort_by(|a, b| a.key.cmp(&b.key));
+                    out.dedup_by(|a, b| a.key == b.key);
+                    Ok(out)
                 })
             }
 
@@ -625,6 +707,64 @@ pub(crate) fn insert_commands_sql(rows: usize) -> String {
         ));
     }
     sql
+}
+
+/// `INSERT INTO idempotency ... VALUES (...), (...)` for `rows` rows.
+pub(crate) fn insert_idem_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO idempotency (idem_key, request_hash, response, created_at_us, schema_version) VALUES ",
+    );
+    for r in 0..rows {
+        let b = 5 * r;
+        if r > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!(
+            "(${}, ${}, ${}, ${}, ${})",
+            b + 1,
+            b + 2,
+            b + 3,
+            b + 4,
+            b + 5
+        ));
+    }
+    sql
+}
+
+/// `SELECT ... FROM idempotency WHERE idem_key IN (...)` for `keys` keys.
+pub(crate) fn lookup_idem_sql(keys: usize) -> String {
+    let params: Vec<String> = (1..=keys).map(|i| format!("${i}")).collect();
+    format!(
+        "SELECT idem_key, request_hash, response, created_at_us, schema_version FROM idempotency WHERE idem_key IN ({})",
+        params.join(", ")
+    )
+}
+
+/// The error for a group of remembered responses that hit a stored key (or repeat one): names
+/// the first such key.
+pub(crate) async fn duplicate_key(
+    store: &dyn crate::Store,
+    remember: &[IdempotentResponse],
+) -> StoreError {
+    let mut seen = std::collections::BTreeSet::new();
+    let repeated = remember
+        .iter()
+        .find(|r| !seen.insert(r.key.as_str()))
+        .map(|r| r.key.clone());
+    let id = match repeated {
+        Some(k) => k,
+        None => {
+            let keys: Vec<String> = remember.iter().map(|r| r.key.clone()).collect();
+            match store.lookup_idempotent_many(&keys).await {
+                Ok(found) => found.into_iter().next().map(|r| r.key).unwrap_or_default(),
+                Err(e) => return e,
+            }
+        }
+    };
+    StoreError::Duplicate {
+        kind: RecordKind::IdempotencyKey,
+        id,
+    }
 }
 
 /// A write transaction, holding the backend's in-process writer lock (if any) until it ends.

@@ -6,7 +6,6 @@ use std::pin::Pin;
 
 use berth_calendar::{Calendar, LogEntry, Policy};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
 use crate::StoreError;
 use crate::crypto::{CredentialKey, Secret};
@@ -50,18 +49,26 @@ pub trait Store: Send + Sync + fmt::Debug {
         after_seq: u64,
     ) -> StoreFuture<'a, Vec<StoredCommand>>;
 
-    /// Stores a snapshot of `stream` taken after applying `seq`; older snapshots of the stream
-    /// are dropped. Fails with `SnapshotAhead` if the stream has not reached `seq`.
+    /// Stores a snapshot of `stream` taken after applying `seq` (replacing one at the same
+    /// `seq`), with a checksum of `state`; only the newest [`SNAPSHOTS_KEPT`](crate::SNAPSHOTS_KEPT)
+    /// of the stream are kept. Fails with `SnapshotAhead` if the stream has not reached `seq`.
     fn put_snapshot<'a>(
         &'a self,
         stream: &'a str,
         seq: u64,
-        state: &'a Value,
+        state: &'a str,
         created_at: DateTime<Utc>,
     ) -> StoreFuture<'a, ()>;
 
-    /// The newest snapshot of `stream`.
+    /// The newest snapshot of `stream`; `Corrupt` when its checksum does not match.
     fn latest_snapshot<'a>(&'a self, stream: &'a str) -> StoreFuture<'a, Option<Snapshot>>;
+
+    /// Sequence numbers of the stored snapshots of `stream`, newest first (to fall back to an
+    /// older snapshot without reading every state).
+    fn snapshot_seqs<'a>(&'a self, stream: &'a str) -> StoreFuture<'a, Vec<u64>>;
+
+    /// The snapshot of `stream` at `seq`; `Corrupt` when its checksum does not match.
+    fn snapshot_at<'a>(&'a self, stream: &'a str, seq: u64) -> StoreFuture<'a, Option<Snapshot>>;
 
     /// A plan by id.
     fn get_plan<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<PlanRecord>>;
@@ -77,6 +84,13 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// The response remembered under `key`.
     fn lookup_idempotent<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<IdempotencyRecord>>;
+
+    /// The records of those `keys` that are known, ordered by key (one round trip per few
+    /// hundred keys; unknown keys are left out).
+    fn lookup_idempotent_many<'a>(
+        &'a self,
+        keys: &'a [String],
+    ) -> StoreFuture<'a, Vec<IdempotencyRecord>>;
 
     /// Forgets idempotency keys created before `cutoff`; returns how many.
     fn forget_idempotent_before(&self, cutoff: DateTime<Utc>) -> StoreFuture<'_, u64>;

@@ -28,6 +28,9 @@ struct Args {
     /// Plan workers of the in-process daemon.
     #[arg(long, default_value_t = 2)]
     workers: usize,
+    /// Commands per transaction of the in-process daemon (1 turns group commit off).
+    #[arg(long, default_value_t = berthd::config::Journal::default().max_batch)]
+    max_batch: usize,
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         reservations_per_client: a.reservations,
         plans_per_client: a.plans,
         plan_workers: a.workers,
+        max_batch: a.max_batch.max(1),
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -51,10 +55,17 @@ fn main() -> ExitCode {
         }
     };
     match rt.block_on(run(&opts)) {
-        Ok(phases) => {
-            println!("{} concurrent clients", opts.clients);
-            for p in phases {
+        Ok(report) => {
+            println!(
+                "{} concurrent clients, up to {} commands per commit",
+                opts.clients, opts.max_batch
+            );
+            for p in &report.phases {
                 println!("{p}");
+            }
+            if let (Some(n), Some(r)) = (report.reservation_commits, report.phases.first()) {
+                let per = if n > 0 { r.ok as f64 / n as f64 } else { 0.0 };
+                println!("reservations committed in {n} transactions ({per:.1} per commit)");
             }
             ExitCode::SUCCESS
         }

@@ -399,7 +399,35 @@ fn daemon_end_to_end_survives_sigkill() {
         let p = wait_plan(&c, &d, id);
         assert_eq!(p["status"], "done", "{p}");
     }
-    // Graceful stop on SIGTERM (a process this test started, by its id).
+    // Graceful stop on SIGTERM writes a calendar snapshot; the next start restores it.
+    let before = post(&c, &d, "/query-reservation", json!({})).1;
+    terminate(&mut d);
+    let db = dir.path().join("berth.db");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (snapshots, head) = rt.block_on(async {
+        let store = berth_store::open(&format!("sqlite://{}", db.display()))
+            .await
+            .unwrap();
+        let seqs = store.snapshot_seqs("calendar").await.unwrap();
+        let head = store.head("calendar").await.unwrap();
+        store.close().await.unwrap();
+        (seqs, head)
+    });
+    assert_eq!(
+        snapshots.first(),
+        Some(&head),
+        "no snapshot at the head {head}"
+    );
+    let mut d = start(dir.path(), port);
+    assert_eq!(post(&c, &d, "/query-reservation", json!({})).1, before);
+    terminate(&mut d);
+}
+
+/// Graceful stop on SIGTERM (a process this test started, by its id).
+fn terminate(d: &mut Daemon) {
     let status = Command::new("kill")
         .arg("-TERM")
         .arg(d.child.id().to_string())

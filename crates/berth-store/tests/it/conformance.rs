@@ -9,7 +9,7 @@ use berth_calendar::{
 };
 use berth_store::{
     Append, BatchOutcome, CredentialKey, IdempotentResponse, NewPlan, NewProvider, NewSubscription,
-    PlanChange, PlanUpdate, RecordKind, SCHEMA_VERSION, Secret, Store, StoreError,
+    PlanChange, PlanUpdate, RecordKind, SCHEMA_VERSION, SNAPSHOTS_KEPT, Secret, Store, StoreError,
     SubscriptionKind, WriteBatch, catch_up, load_calendar,
 };
 use serde_json::json;
@@ -356,25 +356,25 @@ pub async fn replay_reproduces_calendar_state(store: Arc<dyn Store>) {
 pub async fn snapshots(store: Arc<dyn Store>) {
     let s = &*store;
     assert!(s.latest_snapshot("snap").await.unwrap().is_none());
+    assert!(s.snapshot_seqs("snap").await.unwrap().is_empty());
     assert!(matches!(
-        s.put_snapshot("snap", 1, &json!({}), t0()).await,
+        s.put_snapshot("snap", 1, "{}", t0()).await,
         Err(StoreError::SnapshotAhead {
             seq: 1,
             head: 0,
             ..
         })
     ));
-    s.append_commands("snap", 0, &[marker(1), marker(2), marker(3)])
+    let entries: Vec<LogEntry> = (1..=6).map(marker).collect();
+    s.append_commands("snap", 0, &entries[..3]).await.unwrap();
+    s.put_snapshot("snap", 2, r#"{"at": 2}"#, h(1))
         .await
         .unwrap();
-    s.put_snapshot("snap", 2, &json!({"at": 2}), h(1))
-        .await
-        .unwrap();
-    s.put_snapshot("snap", 3, &json!({"at": 3, "nested": [1, 2]}), h(2))
+    s.put_snapshot("snap", 3, r#"{"at":3,"nested":[1,2]}"#, h(2))
         .await
         .unwrap();
     assert!(matches!(
-        s.put_snapshot("snap", 4, &json!({}), h(3)).await,
+        s.put_snapshot("snap", 4, "{}", h(3)).await,
         Err(StoreError::SnapshotAhead {
             seq: 4,
             head: 3,
@@ -383,9 +383,33 @@ pub async fn snapshots(store: Arc<dyn Store>) {
     ));
     let snap = s.latest_snapshot("snap").await.unwrap().unwrap();
     assert_eq!((snap.stream.as_str(), snap.seq), ("snap", 3));
-    assert_eq!(snap.state, json!({"at": 3, "nested": [1, 2]}));
+    // The state comes back byte for byte.
+    assert_eq!(snap.state, r#"{"at":3,"nested":[1,2]}"#);
     assert_eq!(snap.created_at, h(2));
     assert_eq!(snap.schema_version, SCHEMA_VERSION);
+    // The newest SNAPSHOTS_KEPT are kept, newest first; older ones stay readable by seq.
+    s.append_commands("snap", 3, &entries[3..]).await.unwrap();
+    for seq in 4..=6 {
+        s.put_snapshot("snap", seq, &format!("{{\"at\":{seq}}}"), h(3))
+            .await
+            .unwrap();
+    }
+    let kept: Vec<u64> = (6 - SNAPSHOTS_KEPT as u64 + 1..=6).rev().collect();
+    assert_eq!(s.snapshot_seqs("snap").await.unwrap(), kept);
+    let older = s.snapshot_at("snap", 5).await.unwrap().unwrap();
+    assert_eq!((older.seq, older.state.as_str()), (5, r#"{"at":5}"#));
+    assert!(s.snapshot_at("snap", 2).await.unwrap().is_none());
+    assert!(s.snapshot_at("other", 5).await.unwrap().is_none());
+    // Rewriting a seq replaces it.
+    s.put_snapshot("snap", 6, r#"{"again":6}"#, h(4))
+        .await
+        .unwrap();
+    let again = s.latest_snapshot("snap").await.unwrap().unwrap();
+    assert_eq!(
+        (again.state.as_str(), again.created_at),
+        (r#"{"again":6}"#, h(4))
+    );
+    assert_eq!(s.snapshot_seqs("snap").await.unwrap(), kept);
     // A calendar state survives the round trip through a snapshot.
     let cal = Calendar::replay(
         Policy::default(),
@@ -396,12 +420,11 @@ pub async fn snapshots(store: Arc<dyn Store>) {
             .map(|c| c.entry),
     )
     .unwrap();
-    s.put_snapshot("snap", 3, &serde_json::to_value(cal.state()).unwrap(), h(3))
-        .await
-        .unwrap();
+    let text = serde_json::to_string(&cal.state()).unwrap();
+    s.put_snapshot("snap", 6, &text, h(5)).await.unwrap();
     let back = s.latest_snapshot("snap").await.unwrap().unwrap();
     assert_eq!(
-        serde_json::from_value::<berth_calendar::CalendarState>(back.state).unwrap(),
+        serde_json::from_str::<berth_calendar::CalendarState>(&back.state).unwrap(),
         cal.state()
     );
 }
@@ -694,7 +717,7 @@ pub async fn batches_are_atomic(store: Arc<dyn Store>) {
                 entries: &entries,
             }),
             create_plan: Some(&dup),
-            update_plan: None,
+            ..WriteBatch::default()
         })
         .await;
     assert!(matches!(
@@ -752,6 +775,108 @@ pub async fn batches_are_atomic(store: Arc<dyn Store>) {
         } => assert_eq!((p.version, p.status.as_str()), (2, "reserving")),
         other => panic!("{other:?}"),
     }
+}
+
+/// A group commit: one append with many remembered responses, all or nothing; keys are looked
+/// up in bulk.
+pub async fn group_commits_remember_many_keys(store: Arc<dyn Store>) {
+    let s = &*store;
+    let none: Vec<String> = Vec::new();
+    assert!(s.lookup_idempotent_many(&none).await.unwrap().is_empty());
+    let keys: Vec<IdempotentResponse> = (0..700)
+        .map(|i| idem(&format!("g-{i:03}"), &format!("h{i}"), json!({"n": i})))
+        .collect();
+    let entries: Vec<LogEntry> = (1..=700).map(marker).collect();
+    let out = s
+        .write(WriteBatch {
+            append: Some(Append {
+                stream: "group",
+                expected_seq: 0,
+                entries: &entries,
+            }),
+            remember: &keys,
+            ..WriteBatch::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        BatchOutcome::Committed {
+            seq: Some(700),
+            plan: None
+        }
+    );
+    // More keys than one statement binds, unknown ones left out, ordered by key.
+    let mut asked: Vec<String> = (0..700).rev().map(|i| format!("g-{i:03}")).collect();
+    asked.push("unknown".to_owned());
+    asked.push("g-001".to_owned());
+    let found = s.lookup_idempotent_many(&asked).await.unwrap();
+    assert_eq!(found.len(), 700);
+    assert_eq!(
+        (found[0].key.as_str(), found[0].response.clone()),
+        ("g-000", json!({"n": 0}))
+    );
+    assert!(found.windows(2).all(|w| w[0].key < w[1].key));
+    assert_eq!(found[699].request_hash, "h699");
+    // A stored key fails the whole batch: no append, no other key.
+    let clash = [idem("fresh-1", "x", json!(1)), idem("g-123", "x", json!(2))];
+    let res = s
+        .write(WriteBatch {
+            append: Some(Append {
+                stream: "group",
+                expected_seq: 700,
+                entries: &entries[..2],
+            }),
+            remember: &clash,
+            ..WriteBatch::default()
+        })
+        .await;
+    match res {
+        Err(StoreError::Duplicate {
+            kind: RecordKind::IdempotencyKey,
+            id,
+        }) => assert_eq!(id, "g-123"),
+        other => panic!("expected a duplicate key, got {other:?}"),
+    }
+    assert_eq!(s.head("group").await.unwrap(), 700);
+    assert_eq!(s.lookup_idempotent("fresh-1").await.unwrap(), None);
+    // So does a key given twice.
+    let twice = [
+        idem("fresh-2", "x", json!(1)),
+        idem("fresh-2", "y", json!(2)),
+    ];
+    let res = s
+        .write(WriteBatch {
+            append: Some(Append {
+                stream: "group",
+                expected_seq: 700,
+                entries: &entries[..1],
+            }),
+            remember: &twice,
+            ..WriteBatch::default()
+        })
+        .await;
+    assert!(matches!(
+        res,
+        Err(StoreError::Duplicate { kind: RecordKind::IdempotencyKey, ref id }) if id == "fresh-2"
+    ));
+    assert_eq!(s.head("group").await.unwrap(), 700);
+    assert_eq!(s.lookup_idempotent("fresh-2").await.unwrap(), None);
+    // A lost append remembers nothing either.
+    let lost = [idem("fresh-3", "x", json!(1))];
+    let res = s
+        .write(WriteBatch {
+            append: Some(Append {
+                stream: "group",
+                expected_seq: 3,
+                entries: &entries[..1],
+            }),
+            remember: &lost,
+            ..WriteBatch::default()
+        })
+        .await;
+    assert!(matches!(res, Err(StoreError::Conflict { actual: 700, .. })));
+    assert_eq!(s.lookup_idempotent("fresh-3").await.unwrap(), None);
 }
 
 fn new_sub(id: &str, kind: SubscriptionKind, minute: i64) -> NewSubscription {

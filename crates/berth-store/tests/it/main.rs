@@ -51,6 +51,7 @@ suite!(
     idempotent_appends,
     concurrent_idempotent_creates,
     batches_are_atomic,
+    group_commits_remember_many_keys,
     subscriptions_crud,
     providers_and_encrypted_credentials,
 );

@@ -252,3 +252,54 @@ async fn urls_are_dispatched_and_never_echoed() {
     assert_eq!(mem.append_commands("m", 0, &[marker(1)]).await.unwrap(), 1);
     assert_eq!(mem.commands_since("m", 0).await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_damaged_snapshot_is_refused_and_older_ones_stay_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("berth.db").display());
+    let store = SqliteStore::open(&url, &StoreOptions::default())
+        .await
+        .unwrap();
+    store
+        .append_commands("cal", 0, &[marker(1), marker(2), marker(3)])
+        .await
+        .unwrap();
+    store
+        .put_snapshot("cal", 1, r#"{"at":1}"#, t0())
+        .await
+        .unwrap();
+    store
+        .put_snapshot("cal", 2, r#"{"at":2}"#, t0())
+        .await
+        .unwrap();
+    // One changed byte in the stored state (still valid JSON) is detected.
+    sqlx::query("UPDATE snapshots SET state = '{\"at\":3}' WHERE seq = 2")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    for res in [
+        store.snapshot_at("cal", 2).await,
+        store.latest_snapshot("cal").await,
+    ] {
+        match res {
+            Err(StoreError::Corrupt { what, detail }) => {
+                assert_eq!(what, "snapshot");
+                assert!(detail.contains("checksum"), "{detail}");
+            }
+            other => panic!("expected a corrupt snapshot, got {other:?}"),
+        }
+    }
+    assert_eq!(store.snapshot_seqs("cal").await.unwrap(), vec![2, 1]);
+    let older = store.snapshot_at("cal", 1).await.unwrap().unwrap();
+    assert_eq!(older.state, r#"{"at":1}"#);
+    // A row written before checksums existed is read as it is.
+    sqlx::query(
+        "INSERT INTO snapshots (stream, seq, state, created_at_us, schema_version) VALUES ('cal', 3, '{\"old\":true}', 0, 1)",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    let legacy = store.latest_snapshot("cal").await.unwrap().unwrap();
+    assert_eq!((legacy.seq, legacy.state.as_str()), (3, r#"{"old":true}"#));
+    store.close().await.unwrap();
+}
