@@ -1,6 +1,7 @@
 //! Shared helpers for the criterion benchmarks.
 
 pub mod placement;
+pub mod resolve;
 
 /// Whether this is a real benchmark run (`cargo bench`), not the once-through smoke run of
 /// `cargo test --benches` that CI does in a debug build.

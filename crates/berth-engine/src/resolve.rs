@@ -2,11 +2,12 @@
 //! `DemandRequirement` the inventory provider resolves; locations get coordinates.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use berth_constraints::{DemandSpace, Space, attr_value};
 use berth_inventory::{
     AttrFilter, Candidate, CandidateId, DemandRequirement, InventoryProvider, InventoryType,
-    RemovalReason,
+    RemovalKind, RemovalReason,
 };
 use berth_template::{Candidate as TCandidate, InventoryType as TType, Requirement, Template};
 
@@ -23,14 +24,16 @@ pub(crate) struct Resolution {
 
 /// The triage name of an inventory removal.
 pub fn removal_name(r: &RemovalReason) -> &'static str {
-    match r {
-        RemovalReason::ServiceType { .. } => "inventory:service_type",
-        RemovalReason::ServiceId { .. } => "inventory:service_id",
-        RemovalReason::MissingAttribute { .. } | RemovalReason::AttributeMismatch { .. } => {
-            "inventory:attributes"
-        }
-        RemovalReason::Excluded => "inventory:excluded_candidates",
-        RemovalReason::NotRequired => "inventory:required_candidates",
+    kind_name(r.kind())
+}
+
+fn kind_name(k: RemovalKind) -> &'static str {
+    match k {
+        RemovalKind::ServiceType => "inventory:service_type",
+        RemovalKind::ServiceId => "inventory:service_id",
+        RemovalKind::MissingAttribute | RemovalKind::AttributeMismatch => "inventory:attributes",
+        RemovalKind::Excluded => "inventory:excluded_candidates",
+        RemovalKind::NotRequired => "inventory:required_candidates",
         _ => "inventory",
     }
 }
@@ -210,11 +213,12 @@ pub(crate) fn resolve(
             }
             for c in resolved.candidates {
                 if kept_ids.insert(c.candidate_id.clone()) {
-                    kept.push(c);
+                    // The search space owns its candidates; copy shared ones.
+                    kept.push(Arc::unwrap_or_clone(c));
                 }
             }
-            for (id, why) in resolved.removed {
-                removed.push((id, removal_name(&why).to_owned()));
+            for r in resolved.removed.iter() {
+                removed.push((r.candidate_id().clone(), kind_name(r.kind()).to_owned()));
             }
         }
         // A candidate kept by one requirement is not removed; report each removal once.

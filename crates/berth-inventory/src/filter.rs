@@ -2,10 +2,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::{AttrValue, Candidate, CandidateId, InventoryType};
+
+mod compiled;
+
+pub(crate) use compiled::{AttrTest, Cause, Terms};
+pub use compiled::{DemandFilter, check_filters};
 
 /// What a demand asks of an inventory provider: one entry of a template demand's list,
 /// mapped by the engine into this crate's own terms.
@@ -164,6 +170,275 @@ impl fmt::Display for RemovalReason {
     }
 }
 
+impl RemovalReason {
+    /// Which check this reason is about.
+    pub fn kind(&self) -> RemovalKind {
+        match self {
+            Self::ServiceType { .. } => RemovalKind::ServiceType,
+            Self::ServiceId { .. } => RemovalKind::ServiceId,
+            Self::MissingAttribute { .. } => RemovalKind::MissingAttribute,
+            Self::AttributeMismatch { .. } => RemovalKind::AttributeMismatch,
+            Self::Excluded => RemovalKind::Excluded,
+            Self::NotRequired => RemovalKind::NotRequired,
+        }
+    }
+}
+
+/// Which check removed a candidate: a [`RemovalReason`] without its details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RemovalKind {
+    /// [`RemovalReason::ServiceType`].
+    ServiceType,
+    /// [`RemovalReason::ServiceId`].
+    ServiceId,
+    /// [`RemovalReason::MissingAttribute`].
+    MissingAttribute,
+    /// [`RemovalReason::AttributeMismatch`].
+    AttributeMismatch,
+    /// [`RemovalReason::Excluded`].
+    Excluded,
+    /// [`RemovalReason::NotRequired`].
+    NotRequired,
+}
+
+/// The candidates a resolution removed, in inventory order, each with the first check it
+/// failed.
+///
+/// Compact, so that removing a candidate costs neither an allocation nor a look at the
+/// candidate: an entry is the failed check and the candidate's position in a table shared
+/// with the provider. [`Removal::reason`] spells out the same [`RemovalReason`] that
+/// [`check_filters`] gives. Equality compares candidates and spelled-out reasons.
+#[derive(Clone, Default)]
+pub struct Removals {
+    /// Candidates referred to by position (a provider's inventory).
+    table: Arc<[Arc<Candidate>]>,
+    /// Removed candidates that are not in `table`.
+    own: Vec<Arc<Candidate>>,
+    /// What the requirement asked for, quoted by the reasons.
+    terms: Terms,
+    /// Reasons given in full through [`Removals::push`].
+    given: Vec<RemovalReason>,
+    entries: Vec<Entry>,
+}
+
+/// One removal: where the candidate is and why it went.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    place: Place,
+    why: Why,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    Table(u32),
+    Own(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Why {
+    Cause(Cause),
+    Given(u32),
+}
+
+/// One entry of [`Removals`]: a removed candidate and why it was removed.
+#[derive(Clone, Copy)]
+pub struct Removal<'a> {
+    candidate: &'a Arc<Candidate>,
+    why: Why,
+    removals: &'a Removals,
+}
+
+impl Removals {
+    /// No removals.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Removals of candidates held in `table`, quoting `terms`.
+    pub(crate) fn over(table: Arc<[Arc<Candidate>]>, terms: Terms) -> Self {
+        Self {
+            table,
+            terms,
+            ..Self::default()
+        }
+    }
+
+    /// Records the removal of `candidate` for a reason given in full (for providers that
+    /// build their own [`Resolved`]).
+    pub fn push(&mut self, candidate: Arc<Candidate>, reason: RemovalReason) {
+        let why = match reason {
+            RemovalReason::Excluded => Why::Cause(Cause::Excluded),
+            RemovalReason::NotRequired => Why::Cause(Cause::NotRequired),
+            other => {
+                self.given.push(other);
+                Why::Given(index(self.given.len() - 1))
+            }
+        };
+        self.push_own(candidate, why);
+    }
+
+    pub(crate) fn push_own(&mut self, candidate: Arc<Candidate>, why: Why) {
+        self.own.push(candidate);
+        let place = Place::Own(index(self.own.len() - 1));
+        self.entries.push(Entry { place, why });
+    }
+
+    /// Records the removal of the candidate at `pos` in the table.
+    pub(crate) fn push_table(&mut self, pos: u32, cause: Cause) {
+        self.entries.push(Entry {
+            place: Place::Table(pos),
+            why: Why::Cause(cause),
+        });
+    }
+
+    /// How many candidates were removed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether none were.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The `i`-th removal.
+    pub fn get(&self, i: usize) -> Option<Removal<'_>> {
+        self.entries.get(i).and_then(|e| self.removal(*e))
+    }
+
+    /// The removals in inventory order.
+    pub fn iter(&self) -> impl Iterator<Item = Removal<'_>> + '_ {
+        self.entries.iter().filter_map(|e| self.removal(*e))
+    }
+
+    fn removal(&self, e: Entry) -> Option<Removal<'_>> {
+        let candidate = match e.place {
+            Place::Table(i) => self.table.get(i as usize),
+            Place::Own(i) => self.own.get(i as usize),
+        }?;
+        Some(Removal {
+            candidate,
+            why: e.why,
+            removals: self,
+        })
+    }
+}
+
+/// A position as stored in an entry (positions beyond `u32` would need 4 billion candidates).
+fn index(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+impl<'a> Removal<'a> {
+    /// The removed candidate.
+    pub fn candidate(&self) -> &'a Arc<Candidate> {
+        self.candidate
+    }
+
+    /// The removed candidate's id.
+    pub fn candidate_id(&self) -> &'a CandidateId {
+        &self.candidate.candidate_id
+    }
+
+    /// Which check removed it.
+    pub fn kind(&self) -> RemovalKind {
+        match self.why {
+            Why::Cause(c) => c.kind(),
+            // `Given` indexes `given`, which only grows.
+            Why::Given(i) => self
+                .removals
+                .given
+                .get(i as usize)
+                .map_or(RemovalKind::Excluded, RemovalReason::kind),
+        }
+    }
+
+    /// Why it was removed, in full.
+    pub fn reason(&self) -> RemovalReason {
+        match self.why {
+            Why::Cause(c) => self.removals.terms.reason(c, self.candidate),
+            // `Given` indexes `given`, which only grows.
+            Why::Given(i) => self
+                .removals
+                .given
+                .get(i as usize)
+                .cloned()
+                .unwrap_or(RemovalReason::Excluded),
+        }
+    }
+}
+
+impl fmt::Debug for Removal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Removal")
+            .field("candidate_id", self.candidate_id())
+            .field("reason", &self.reason())
+            .finish()
+    }
+}
+
+/// `{candidate id}: {reason}`.
+impl fmt::Display for Removal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.candidate_id(), self.reason())
+    }
+}
+
+impl fmt::Debug for Removals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Removals {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|(a, b)| a.candidate() == b.candidate() && a.reason() == b.reason())
+    }
+}
+
+impl FromIterator<(Arc<Candidate>, RemovalReason)> for Removals {
+    fn from_iter<I: IntoIterator<Item = (Arc<Candidate>, RemovalReason)>>(iter: I) -> Self {
+        let mut out = Removals::new();
+        for (c, r) in iter {
+            out.push(c, r);
+        }
+        out
+    }
+}
+
+/// The serialized form of one removal.
+#[derive(Serialize, Deserialize)]
+struct RemovalRecord {
+    candidate: Arc<Candidate>,
+    reason: RemovalReason,
+}
+
+/// A list of `{candidate, reason}`.
+impl Serialize for Removals {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|r| RemovalRecord {
+            candidate: Arc::clone(r.candidate()),
+            reason: r.reason(),
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for Removals {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let records = Vec::<RemovalRecord>::deserialize(d)?;
+        Ok(records
+            .into_iter()
+            .map(|r| (r.candidate, r.reason))
+            .collect())
+    }
+}
+
 /// What became of a demand's existing placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -186,14 +461,58 @@ pub struct ExistingPlacement {
 }
 
 /// A demand's candidates after filtering, and the triage of what was removed and why.
+///
+/// Candidates are shared with the provider (`Arc`): resolving a demand copies a candidate
+/// only when it must change it (a `default_cost` to fill in, zone defaults to apply).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Resolved {
     /// Candidates kept, in inventory order.
-    pub candidates: Vec<Candidate>,
-    /// Candidates removed with the first reason that removed them, in inventory order.
-    pub removed: Vec<(CandidateId, RemovalReason)>,
+    pub candidates: Vec<Arc<Candidate>>,
+    /// Candidates removed with the first check that removed them, in inventory order.
+    pub removed: Removals,
     /// The existing placement, when the demand has one.
     pub existing_placement: Option<ExistingPlacement>,
+}
+
+/// One entry of the pool [`resolve_from`] filters: a borrowed candidate (copied into an
+/// `Arc` when kept or removed) or a shared one (never copied).
+pub trait PoolEntry {
+    /// The candidate.
+    fn candidate(&self) -> &Candidate;
+    /// The candidate as a shared value.
+    fn share(&self) -> Arc<Candidate>;
+    /// Whether the candidate is known to carry its zone defaults already (see
+    /// [`Candidate::apply_zone_defaults`]), so that resolution need not look.
+    fn zone_defaults_applied(&self) -> bool {
+        false
+    }
+}
+
+impl PoolEntry for &Candidate {
+    fn candidate(&self) -> &Candidate {
+        self
+    }
+    fn share(&self) -> Arc<Candidate> {
+        Arc::new((*self).clone())
+    }
+}
+
+impl PoolEntry for &Arc<Candidate> {
+    fn candidate(&self) -> &Candidate {
+        self
+    }
+    fn share(&self) -> Arc<Candidate> {
+        Arc::clone(self)
+    }
+}
+
+impl PoolEntry for Arc<Candidate> {
+    fn candidate(&self) -> &Candidate {
+        self
+    }
+    fn share(&self) -> Arc<Candidate> {
+        Arc::clone(self)
+    }
 }
 
 /// Filters `pool` (candidates of the requirement's provider and type, in inventory order)
@@ -201,102 +520,136 @@ pub struct Resolved {
 ///
 /// Each removed candidate is reported once with the first failing check. The existing
 /// placement is exempt from `required_candidates` (staying put is always an option) but not
-/// from the other filters. Candidates without a cost get `default_cost`.
-pub fn resolve_from<'a>(
+/// from the other filters. Candidates without a cost get `default_cost`. The filters are
+/// compiled once (see [`DemandFilter`]), not per candidate; shared pool entries are neither
+/// copied when kept nor when removed.
+pub fn resolve_from<P: PoolEntry>(
     req: &DemandRequirement,
-    pool: impl IntoIterator<Item = &'a Candidate>,
+    pool: impl IntoIterator<Item = P>,
 ) -> Resolved {
-    let explicit = !req.candidates.is_empty();
-    let excluded: BTreeSet<&str> = req.excluded_candidates.iter().map(|c| c.as_str()).collect();
-    let required: BTreeSet<&str> = req.required_candidates.iter().map(|c| c.as_str()).collect();
-    let existing = req.existing_placement.as_ref().map(CandidateId::as_str);
-    let mut out = Resolved::default();
-    let mut seen_existing = false;
-    let pool = (!explicit).then(|| pool.into_iter()).into_iter().flatten();
-    for c in req
-        .candidates
-        .iter()
-        .chain(pool.map(|c| -> &Candidate { c }))
-    {
-        let id = c.candidate_id.as_str();
-        let is_existing = existing == Some(id);
-        seen_existing |= is_existing;
-        let reason = if explicit {
-            None
-        } else {
-            check_filters(req, c)
+    let names = Names {
+        excluded: req.excluded_candidates.iter().map(|c| c.as_str()).collect(),
+        required: req.required_candidates.iter().map(|c| c.as_str()).collect(),
+        existing: req.existing_placement.as_ref().map(CandidateId::as_str),
+    };
+    if !req.candidates.is_empty() {
+        // Predetermined candidates replace the pool and skip the filters.
+        let mut triage = Triage::new(req, Removals::new());
+        for c in &req.candidates {
+            triage.visit_named(&names, &c, None);
         }
-        .or_else(|| excluded.contains(id).then_some(RemovalReason::Excluded))
-        .or_else(|| {
-            (!required.is_empty() && !required.contains(id) && !is_existing)
-                .then_some(RemovalReason::NotRequired)
-        });
-        match reason {
-            Some(r) => out.removed.push((c.candidate_id.clone(), r)),
-            None => {
-                let mut kept = c.clone();
-                if kept.cost.is_none() {
-                    kept.cost = req.default_cost;
-                }
-                kept.apply_zone_defaults();
-                out.candidates.push(kept);
-            }
-        }
+        return triage.finish();
     }
-    out.existing_placement = req.existing_placement.as_ref().map(|id| {
-        let status = if out.candidates.iter().any(|c| &c.candidate_id == id) {
-            PlacementStatus::Kept
-        } else if seen_existing {
-            PlacementStatus::Removed
-        } else {
-            PlacementStatus::Unknown
-        };
-        ExistingPlacement {
-            candidate_id: id.clone(),
-            status,
-        }
-    });
-    out
+    let filter = DemandFilter::new(req);
+    let mut triage = Triage::new(req, Removals::over(Arc::default(), filter.terms().clone()));
+    for entry in pool {
+        let cause = filter.cause(entry.candidate());
+        triage.visit_named(&names, &entry, cause);
+    }
+    triage.finish()
 }
 
-/// The first service-type, service-id or attribute check a candidate fails.
-pub fn check_filters(req: &DemandRequirement, c: &Candidate) -> Option<RemovalReason> {
-    if !req.service_type.is_empty()
-        && !c
-            .service_type
-            .as_ref()
-            .is_some_and(|t| req.service_type.contains(t))
-    {
-        return Some(RemovalReason::ServiceType {
-            expected: req.service_type.clone(),
-            found: c.service_type.clone(),
-        });
-    }
-    if !req.service_id.is_empty()
-        && !c
-            .service_id
-            .as_ref()
-            .is_some_and(|t| req.service_id.contains(t))
-    {
-        return Some(RemovalReason::ServiceId {
-            expected: req.service_id.clone(),
-            found: c.service_id.clone(),
-        });
-    }
-    for (key, filter) in &req.attributes {
-        match c.attribute(key) {
-            None => return Some(RemovalReason::MissingAttribute { key: key.clone() }),
-            Some(v) if !filter.accepts(&v) => {
-                return Some(RemovalReason::AttributeMismatch {
-                    key: key.clone(),
-                    expected: filter.clone(),
-                    found: v.into_owned(),
-                });
-            }
-            Some(_) => {}
+/// The requirement's candidate id lists, matched by name.
+struct Names<'r> {
+    excluded: BTreeSet<&'r str>,
+    required: BTreeSet<&'r str>,
+    existing: Option<&'r str>,
+}
+
+/// The running state of a resolution: what was kept, what was removed.
+pub(crate) struct Triage<'r> {
+    req: &'r DemandRequirement,
+    seen_existing: bool,
+    kept: Vec<Arc<Candidate>>,
+    removals: Removals,
+}
+
+impl<'r> Triage<'r> {
+    /// Starts resolving `req`, recording removals in `removals`.
+    pub(crate) fn new(req: &'r DemandRequirement, removals: Removals) -> Self {
+        Self {
+            req,
+            seen_existing: false,
+            kept: Vec::new(),
+            removals,
         }
     }
-    None
+
+    /// The check a candidate fails, if any: the filters' verdict `filtered`, else
+    /// `excluded_candidates`, else `required_candidates` (which the existing placement is
+    /// exempt from). The membership tests run only when reached.
+    pub(crate) fn cause(
+        &mut self,
+        filtered: Option<Cause>,
+        is_existing: bool,
+        excluded: impl FnOnce() -> bool,
+        required: impl FnOnce() -> bool,
+    ) -> Option<Cause> {
+        self.seen_existing |= is_existing;
+        let required_given = !self.req.required_candidates.is_empty();
+        filtered
+            .or_else(|| excluded().then_some(Cause::Excluded))
+            .or_else(|| {
+                (required_given && !is_existing && !required()).then_some(Cause::NotRequired)
+            })
+    }
+
+    /// Keeps or removes `entry`, matching it by id.
+    fn visit_named(&mut self, names: &Names<'_>, entry: &impl PoolEntry, filtered: Option<Cause>) {
+        let id = entry.candidate().candidate_id.as_str();
+        let is_existing = names.existing == Some(id);
+        let excluded = || names.excluded.contains(id);
+        let required = || names.required.contains(id);
+        match self.cause(filtered, is_existing, excluded, required) {
+            Some(cause) => self.removals.push_own(entry.share(), Why::Cause(cause)),
+            None => self.keep(entry),
+        }
+    }
+
+    /// Removes the candidate at `pos` of the removals' table.
+    pub(crate) fn remove_at(&mut self, pos: usize, cause: Cause) {
+        self.removals.push_table(index(pos), cause);
+    }
+
+    /// Keeps `entry`, with the requirement's `default_cost` and zone defaults filled in.
+    pub(crate) fn keep(&mut self, entry: &impl PoolEntry) {
+        let c = entry.candidate();
+        let fill_cost = c.cost.is_none() && self.req.default_cost.is_some();
+        let fill_zones = !entry.zone_defaults_applied() && c.lacks_zone_defaults();
+        let kept = if fill_cost || fill_zones {
+            let mut kept = c.clone();
+            if kept.cost.is_none() {
+                kept.cost = self.req.default_cost;
+            }
+            kept.apply_zone_defaults();
+            Arc::new(kept)
+        } else {
+            entry.share()
+        };
+        self.kept.push(kept);
+    }
+
+    pub(crate) fn finish(self) -> Resolved {
+        let kept = self.kept;
+        let existing_placement = self.req.existing_placement.as_ref().map(|id| {
+            let status = if kept.iter().any(|c| &c.candidate_id == id) {
+                PlacementStatus::Kept
+            } else if self.seen_existing {
+                PlacementStatus::Removed
+            } else {
+                PlacementStatus::Unknown
+            };
+            ExistingPlacement {
+                candidate_id: id.clone(),
+                status,
+            }
+        });
+        Resolved {
+            candidates: kept,
+            removed: self.removals,
+            existing_placement,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,11 @@
 //! - [`InventoryProvider`]: resolves a [`DemandRequirement`] into a [`Resolved`] set of
 //!   candidates with the triage of removed ones, locates `host_name` / `clli_code`
 //!   locations, lists inventory group members and licenses. [`StaticProvider`] serves an
-//!   [`Inventory`].
+//!   [`Inventory`], indexed by inventory type and provider name, with the candidates'
+//!   attribute values interned so a filter judges each distinct value once per demand.
+//! - [`resolve_from`] filters a pool for a requirement; [`DemandFilter`] is a requirement's
+//!   filters compiled once (attribute names resolved, wanted values in canonical form) for
+//!   providers that walk their own candidates.
 //! - [`ServiceController`]: `instance_fit` / `region_fit` / `vim_fit` checks and
 //!   all-or-nothing reservations; [`CapacityController`] checks candidates' `capacity`.
 //!
@@ -20,6 +24,10 @@
 //!   `complex_name` and `country` fields unless given explicitly.
 //! - Resolution is deterministic: candidates keep inventory order, and every candidate of
 //!   the requirement's provider and type is either kept or listed as removed with a reason.
+//! - Kept and removed candidates are `Arc`s shared with the provider; resolution copies a
+//!   candidate only to fill in the requirement's `default_cost` (or zone defaults a pool
+//!   lacked). [`Removals`] record each failed check compactly (a position and a check) and
+//!   spell out the same [`RemovalReason`] the per-candidate [`check_filters`] gives.
 //! - A failed reservation leaves no capacity reserved.
 //!
 //! No IO and no clock: documents come in as text; a `topology_file` is only a path for the
@@ -49,8 +57,8 @@ pub use controller::{
 };
 pub use error::InventoryError;
 pub use filter::{
-    AttrFilter, DemandRequirement, ExistingPlacement, PlacementStatus, RemovalReason, Resolved,
-    check_filters, resolve_from,
+    AttrFilter, DemandFilter, DemandRequirement, ExistingPlacement, PlacementStatus, PoolEntry,
+    Removal, RemovalKind, RemovalReason, Removals, Resolved, check_filters, resolve_from,
 };
 pub use load::{Inventory, is_clli};
 pub use model::{

@@ -185,13 +185,7 @@ impl AttrValue {
     /// form with integral values printed without a fraction; booleans (and the strings
     /// `true`/`false` in any case) become `true`/`false`; other strings stay as they are.
     pub fn canonical(&self) -> Option<String> {
-        match self {
-            Self::Bool(b) => Some(b.to_string()),
-            Self::Int(i) => Some(i.to_string()),
-            Self::Float(f) => Some(canonical_float(*f)),
-            Self::Str(s) => Some(canonical_str(s)),
-            Self::List(_) => None,
-        }
+        Canon::of(self).map(Canon::into_text)
     }
 
     /// Loose equality: scalars compare by [`AttrValue::canonical`]; lists element-wise.
@@ -201,7 +195,7 @@ impl AttrValue {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.loosely_eq(y))
             }
             (Self::List(_), _) | (_, Self::List(_)) => false,
-            (a, b) => a.canonical() == b.canonical(),
+            (a, b) => Canon::of(a) == Canon::of(b),
         }
     }
 
@@ -265,37 +259,85 @@ impl From<f64> for AttrValue {
     }
 }
 
-fn canonical_float(f: f64) -> String {
-    // 2^53: beyond it integral floats are not exact integers anyway.
-    const EXACT: f64 = 9_007_199_254_740_992.0;
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < EXACT {
-        // Truncation is exact here: the value is integral and within i64 range.
-        #[allow(clippy::cast_possible_truncation)]
-        let i = f as i64;
-        i.to_string()
-    } else {
-        f.to_string()
-    }
+/// [`AttrValue::canonical`] without allocating in the common cases: the canonical text of a
+/// scalar as an integer (when the text is an `i64`'s decimal form) or as text (which then is
+/// never such a form). Two scalars are loosely equal exactly when their `Canon`s are equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Canon<'a> {
+    /// The canonical text is `i.to_string()`.
+    Int(i64),
+    /// Any other canonical text.
+    Text(Cow<'a, str>),
 }
 
-fn canonical_str(s: &str) -> String {
-    let t = s.trim();
-    if let Ok(i) = t.parse::<i64>() {
-        return i.to_string();
+impl Canon<'_> {
+    /// The canonical form of a scalar; `None` for a list.
+    pub(crate) fn of(v: &AttrValue) -> Option<Canon<'_>> {
+        Canon::scalar_or_list(v).ok()
     }
-    if t.chars().any(|c| c.is_ascii_digit())
-        && let Ok(f) = t.parse::<f64>()
-        && f.is_finite()
-    {
-        return canonical_float(f);
+
+    /// The canonical form of a scalar, or a list's items.
+    pub(crate) fn scalar_or_list(v: &AttrValue) -> Result<Canon<'_>, &[AttrValue]> {
+        match v {
+            AttrValue::Bool(b) => Ok(Canon::of_bool(*b)),
+            AttrValue::Int(i) => Ok(Canon::Int(*i)),
+            AttrValue::Float(f) => Ok(Canon::of_float(*f)),
+            AttrValue::Str(s) => Ok(Canon::of_str(s)),
+            AttrValue::List(items) => Err(items),
+        }
     }
-    if t.eq_ignore_ascii_case("true") {
-        return "true".to_owned();
+
+    /// The canonical text.
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            Canon::Int(i) => i.to_string(),
+            Canon::Text(t) => t.into_owned(),
+        }
     }
-    if t.eq_ignore_ascii_case("false") {
-        return "false".to_owned();
+
+    fn of_bool(b: bool) -> Canon<'static> {
+        Canon::Text(Cow::Borrowed(if b { "true" } else { "false" }))
     }
-    s.to_owned()
+
+    /// Integral floats below 2^53 as integers, others in their shortest decimal form.
+    pub(crate) fn of_float(f: f64) -> Canon<'static> {
+        // 2^53: beyond it integral floats are not exact integers anyway.
+        const EXACT: f64 = 9_007_199_254_740_992.0;
+        if f.is_finite() && f.fract() == 0.0 && f.abs() < EXACT {
+            // Truncation is exact here: the value is integral and within i64 range.
+            #[allow(clippy::cast_possible_truncation)]
+            return Canon::Int(f as i64);
+        }
+        // Rare: huge or fractional or not finite. Huge integral floats print as digits that
+        // may be an i64's decimal form.
+        let text = f.to_string();
+        match text.parse::<i64>() {
+            Ok(i) if i.to_string() == text => Canon::Int(i),
+            _ => Canon::Text(Cow::Owned(text)),
+        }
+    }
+
+    /// Trimmed numbers as numbers, `true`/`false` in any case as booleans, other strings as
+    /// written.
+    pub(crate) fn of_str(s: &str) -> Canon<'_> {
+        let t = s.trim();
+        if let Ok(i) = t.parse::<i64>() {
+            return Canon::Int(i);
+        }
+        if t.chars().any(|c| c.is_ascii_digit())
+            && let Ok(f) = t.parse::<f64>()
+            && f.is_finite()
+        {
+            return Canon::of_float(f);
+        }
+        if t.eq_ignore_ascii_case("true") {
+            return Canon::of_bool(true);
+        }
+        if t.eq_ignore_ascii_case("false") {
+            return Canon::of_bool(false);
+        }
+        Canon::Text(Cow::Borrowed(s))
+    }
 }
 
 /// A geographic coordinate in degrees (WGS 84).
@@ -500,31 +542,18 @@ impl Candidate {
     /// the same name (`cloud_owner`, `city`, ...; A&AI's hyphenated spellings such as
     /// `cloud-owner` are accepted too), then `cost`.
     pub fn attribute(&self, key: &str) -> Option<Cow<'_, AttrValue>> {
-        if let Some(v) = self.attributes.get(key) {
-            return Some(Cow::Borrowed(v));
-        }
-        let field = match key.replace('-', "_").as_str() {
-            "cost" => return self.cost.map(|c| Cow::Owned(AttrValue::Float(c))),
-            "candidate_type" => Some(self.candidate_type.as_str().to_owned()),
-            "inventory_type" => Some(self.inventory_type.as_str().to_owned()),
-            "inventory_provider" => self.inventory_provider.clone(),
-            "host_id" => self.host_id.clone(),
-            "location_id" => self.location_id.clone(),
-            "location_type" => self.location_type.clone(),
-            "city" => self.city.clone(),
-            "state" => self.state.clone(),
-            "country" => self.country.clone(),
-            "region" => self.region.clone(),
-            "complex_name" => self.complex_name.clone(),
-            "cloud_owner" => self.cloud_owner.clone(),
-            "cloud_region_version" => self.cloud_region_version.clone(),
-            "physical_location_id" => self.physical_location_id.clone(),
-            "service_id" => self.service_id.clone(),
-            "service_type" => self.service_type.clone(),
-            "topology_node" => self.topology_node.clone(),
-            _ => None,
-        };
-        field.map(|s| Cow::Owned(AttrValue::Str(s)))
+        AttrLookup::new(key).get(self).map(AttrRef::into_cow)
+    }
+
+    /// Whether [`Candidate::apply_zone_defaults`] would change anything.
+    pub(crate) fn lacks_zone_defaults(&self) -> bool {
+        [
+            (ZoneCategory::Region, &self.region),
+            (ZoneCategory::Complex, &self.complex_name),
+            (ZoneCategory::Country, &self.country),
+        ]
+        .into_iter()
+        .any(|(category, field)| field.is_some() && !self.zones.contains_key(&category))
     }
 
     /// Whether the candidate is served for the provider name `provider`.
@@ -532,5 +561,190 @@ impl Candidate {
         self.inventory_provider
             .as_deref()
             .is_none_or(|p| p == provider)
+    }
+}
+
+/// A typed field an attribute name falls back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Field {
+    Cost,
+    CandidateType,
+    InventoryType,
+    InventoryProvider,
+    HostId,
+    LocationId,
+    LocationType,
+    City,
+    State,
+    Country,
+    Region,
+    ComplexName,
+    CloudOwner,
+    CloudRegionVersion,
+    PhysicalLocationId,
+    ServiceId,
+    ServiceType,
+    TopologyNode,
+}
+
+impl Field {
+    /// Every field, in declaration order (`ALL[f as usize] == f`).
+    pub(crate) const ALL: [Field; 18] = [
+        Field::Cost,
+        Field::CandidateType,
+        Field::InventoryType,
+        Field::InventoryProvider,
+        Field::HostId,
+        Field::LocationId,
+        Field::LocationType,
+        Field::City,
+        Field::State,
+        Field::Country,
+        Field::Region,
+        Field::ComplexName,
+        Field::CloudOwner,
+        Field::CloudRegionVersion,
+        Field::PhysicalLocationId,
+        Field::ServiceId,
+        Field::ServiceType,
+        Field::TopologyNode,
+    ];
+
+    /// The field an attribute name falls back to; A&AI's hyphens count as underscores.
+    fn named(key: &str) -> Option<Field> {
+        Some(match key.replace('-', "_").as_str() {
+            "cost" => Field::Cost,
+            "candidate_type" => Field::CandidateType,
+            "inventory_type" => Field::InventoryType,
+            "inventory_provider" => Field::InventoryProvider,
+            "host_id" => Field::HostId,
+            "location_id" => Field::LocationId,
+            "location_type" => Field::LocationType,
+            "city" => Field::City,
+            "state" => Field::State,
+            "country" => Field::Country,
+            "region" => Field::Region,
+            "complex_name" => Field::ComplexName,
+            "cloud_owner" => Field::CloudOwner,
+            "cloud_region_version" => Field::CloudRegionVersion,
+            "physical_location_id" => Field::PhysicalLocationId,
+            "service_id" => Field::ServiceId,
+            "service_type" => Field::ServiceType,
+            "topology_node" => Field::TopologyNode,
+            _ => return None,
+        })
+    }
+
+    /// The field's value on `c`, if set.
+    pub(crate) fn get(self, c: &Candidate) -> Option<AttrRef<'_>> {
+        let s = match self {
+            Field::Cost => return c.cost.map(AttrRef::Float),
+            Field::CandidateType => Some(c.candidate_type.as_str()),
+            Field::InventoryType => Some(c.inventory_type.as_str()),
+            Field::InventoryProvider => c.inventory_provider.as_deref(),
+            Field::HostId => c.host_id.as_deref(),
+            Field::LocationId => c.location_id.as_deref(),
+            Field::LocationType => c.location_type.as_deref(),
+            Field::City => c.city.as_deref(),
+            Field::State => c.state.as_deref(),
+            Field::Country => c.country.as_deref(),
+            Field::Region => c.region.as_deref(),
+            Field::ComplexName => c.complex_name.as_deref(),
+            Field::CloudOwner => c.cloud_owner.as_deref(),
+            Field::CloudRegionVersion => c.cloud_region_version.as_deref(),
+            Field::PhysicalLocationId => c.physical_location_id.as_deref(),
+            Field::ServiceId => c.service_id.as_deref(),
+            Field::ServiceType => c.service_type.as_deref(),
+            Field::TopologyNode => c.topology_node.as_deref(),
+        };
+        s.map(AttrRef::Str)
+    }
+}
+
+/// [`Candidate::attribute`] with the key resolved once: the `attributes` map key and the
+/// typed field it falls back to (A&AI's hyphens already mapped to underscores).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttrLookup<'a> {
+    key: &'a str,
+    field: Option<Field>,
+}
+
+/// An attribute value borrowed from a candidate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AttrRef<'c> {
+    /// From the `attributes` map.
+    Value(&'c AttrValue),
+    /// A typed string field.
+    Str(&'c str),
+    /// `cost`.
+    Float(f64),
+}
+
+impl<'c> AttrRef<'c> {
+    /// The value as an owned [`AttrValue`] (what [`Candidate::attribute`] returns).
+    pub(crate) fn into_cow(self) -> Cow<'c, AttrValue> {
+        match self {
+            AttrRef::Value(v) => Cow::Borrowed(v),
+            AttrRef::Str(s) => Cow::Owned(AttrValue::Str(s.to_owned())),
+            AttrRef::Float(f) => Cow::Owned(AttrValue::Float(f)),
+        }
+    }
+}
+
+impl<'a> AttrLookup<'a> {
+    /// Resolves `key` to the map key and its fallback field.
+    pub(crate) fn new(key: &'a str) -> Self {
+        Self {
+            key,
+            field: Field::named(key),
+        }
+    }
+
+    /// The `attributes` map key.
+    pub(crate) fn key(&self) -> &'a str {
+        self.key
+    }
+
+    /// The typed field read when the map lacks the key.
+    pub(crate) fn field(&self) -> Option<Field> {
+        self.field
+    }
+
+    /// The attribute of `c`: the `attributes` map first, then the typed field.
+    pub(crate) fn get<'c>(&self, c: &'c Candidate) -> Option<AttrRef<'c>> {
+        match c.attributes.get(self.key) {
+            Some(v) => Some(AttrRef::Value(v)),
+            None => self.field.and_then(|f| f.get(c)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_listed_in_declaration_order() {
+        for (i, f) in Field::ALL.iter().enumerate() {
+            assert_eq!(*f as usize, i, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn every_typed_field_is_an_attribute_under_both_spellings() {
+        let mut c = Candidate::new("x", InventoryType::Service);
+        c.cost = Some(2.0);
+        c.cloud_owner = Some("aws".into());
+        c.physical_location_id = Some("DLLSTX55".into());
+        c.attributes.insert("city".into(), AttrValue::Int(7));
+        let get = |k: &str| c.attribute(k).map(Cow::into_owned);
+        assert_eq!(get("cost"), Some(AttrValue::Float(2.0)));
+        assert_eq!(get("cloud-owner"), Some("aws".into()));
+        assert_eq!(get("physical_location_id"), Some("DLLSTX55".into()));
+        assert_eq!(get("candidate-type"), Some("service".into()));
+        // The attributes map wins over the typed field of the same name.
+        assert_eq!(get("city"), Some(AttrValue::Int(7)));
+        assert_eq!(get("state"), None);
+        assert_eq!(get("nonsense"), None);
     }
 }

@@ -1,11 +1,18 @@
 //! The inventory provider trait and the built-in static provider backed by an inventory file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::error::InventoryError;
-use crate::filter::{DemandRequirement, Resolved, resolve_from};
+use crate::filter::{
+    DemandFilter, DemandRequirement, PoolEntry, Removals, Resolved, Triage, resolve_from,
+};
 use crate::load::Inventory;
-use crate::model::{Candidate, CandidateId, Coordinates, LicenseInfo};
+use crate::model::{Candidate, CandidateId, Coordinates, InventoryType, LicenseInfo};
+
+mod index;
+
+use index::AttrIndex;
 
 /// A source of candidates and locations. Sync and object-safe, so the core needs no async
 /// runtime; a remote provider can block or serve from a cache filled ahead of time.
@@ -33,10 +40,28 @@ pub trait InventoryProvider: Send + Sync {
 ///
 /// It answers for every provider name, except that a candidate naming its
 /// `inventory_provider` is served only under that name.
+///
+/// Resolution walks only the candidates a requirement can draw from: candidates are indexed
+/// by inventory type and provider name, and shared (`Arc`) with the [`Resolved`] sets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StaticProvider {
     inventory: Inventory,
     groups: BTreeMap<String, Vec<CandidateId>>,
+    /// The inventory's candidates in document order, zone defaults applied.
+    shared: Arc<[Arc<Candidate>]>,
+    /// Positions in `shared` per inventory type.
+    pools: BTreeMap<InventoryType, Pools>,
+    /// Attribute values of `shared`, by position.
+    index: AttrIndex,
+}
+
+/// Positions of one inventory type's candidates, ascending.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Pools {
+    /// Candidates naming no provider: served under every name.
+    open: Vec<usize>,
+    /// Candidates naming their provider.
+    named: BTreeMap<String, Vec<usize>>,
 }
 
 impl StaticProvider {
@@ -51,7 +76,42 @@ impl StaticProvider {
                     .push(c.candidate_id.clone());
             }
         }
-        Self { inventory, groups }
+        let mut shared = Vec::with_capacity(inventory.candidates.len());
+        let mut pools: BTreeMap<InventoryType, Pools> = BTreeMap::new();
+        for (i, c) in inventory.candidates.values().enumerate() {
+            let mut c = c.clone();
+            // Kept candidates carry zone defaults; applying them once here lets resolution
+            // share the candidate instead of copying it.
+            c.apply_zone_defaults();
+            let pool = pools.entry(c.inventory_type).or_default();
+            match &c.inventory_provider {
+                None => pool.open.push(i),
+                Some(p) => pool.named.entry(p.clone()).or_default().push(i),
+            }
+            shared.push(Arc::new(c));
+        }
+        let index = AttrIndex::new(shared.iter().map(|c| &**c));
+        Self {
+            inventory,
+            groups,
+            shared: shared.into(),
+            pools,
+            index,
+        }
+    }
+
+    /// The candidates of type `ty` served under the provider name `provider`, in inventory
+    /// order: the open ones merged with those naming `provider`.
+    fn pool<'s>(&'s self, ty: InventoryType, provider: &str) -> impl Iterator<Item = Slot<'s>> {
+        let (open, named): (&[usize], &[usize]) = match self.pools.get(&ty) {
+            None => (&[], &[]),
+            Some(p) => (&p.open, p.named.get(provider).map_or(&[], Vec::as_slice)),
+        };
+        Merge(open, named).filter_map(|pos| {
+            self.shared
+                .get(pos)
+                .map(|candidate| Slot { pos, candidate })
+        })
     }
 
     /// Parses an inventory document (YAML or JSON) and serves it.
@@ -104,13 +164,38 @@ impl StaticProvider {
 
 impl InventoryProvider for StaticProvider {
     fn resolve_demand(&self, req: &DemandRequirement) -> Result<Resolved, InventoryError> {
-        let pool = self
-            .inventory
-            .candidates
-            .values()
-            .filter(|c| c.inventory_type == req.inventory_type)
-            .filter(|c| c.served_by(&req.inventory_provider));
-        Ok(resolve_from(req, pool))
+        if !req.candidates.is_empty() {
+            // Predetermined candidates replace the inventory.
+            return Ok(resolve_from(req, std::iter::empty::<&Candidate>()));
+        }
+        let filter = DemandFilter::new(req);
+        let mut scan = self.index.scan(&filter);
+        let removals = Removals::over(Arc::clone(&self.shared), filter.terms().clone());
+        let mut triage = Triage::new(req, removals);
+        // Id lists as inventory positions; ids the inventory lacks match no candidate.
+        let position = |id: &CandidateId| self.inventory.candidates.get_index_of(id);
+        let positions =
+            |ids: &[CandidateId]| -> BTreeSet<usize> { ids.iter().filter_map(position).collect() };
+        let excluded = positions(&req.excluded_candidates);
+        let required = positions(&req.required_candidates);
+        let existing = req.existing_placement.as_ref().and_then(position);
+        for slot in self.pool(req.inventory_type, &req.inventory_provider) {
+            // The index answers attribute filters without reading the candidate.
+            let filtered = filter
+                .service_cause(slot.candidate)
+                .or_else(|| self.index.cause(&mut scan, slot.pos));
+            let cause = triage.cause(
+                filtered,
+                existing == Some(slot.pos),
+                || excluded.contains(&slot.pos),
+                || required.contains(&slot.pos),
+            );
+            match cause {
+                Some(cause) => triage.remove_at(slot.pos, cause),
+                None => triage.keep(&slot),
+            }
+        }
+        Ok(triage.finish())
     }
 
     fn locate_host(&self, host_name: &str) -> Option<Coordinates> {
@@ -142,6 +227,44 @@ impl InventoryProvider for StaticProvider {
 
     fn candidate(&self, id: &str) -> Option<Candidate> {
         self.inventory.candidates.get(id).cloned()
+    }
+}
+
+/// A candidate of the static provider and its position in the inventory.
+struct Slot<'s> {
+    pos: usize,
+    candidate: &'s Arc<Candidate>,
+}
+
+impl PoolEntry for Slot<'_> {
+    fn candidate(&self) -> &Candidate {
+        self.candidate
+    }
+    fn share(&self) -> Arc<Candidate> {
+        Arc::clone(self.candidate)
+    }
+    fn zone_defaults_applied(&self) -> bool {
+        // `StaticProvider::new` applied them.
+        true
+    }
+}
+
+/// Merges two ascending position lists into one ascending sequence.
+struct Merge<'a>(&'a [usize], &'a [usize]);
+
+impl Iterator for Merge<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let take_first = match (self.0.first(), self.1.first()) {
+            (Some(a), Some(b)) => a < b,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let side = if take_first { &mut self.0 } else { &mut self.1 };
+        let (&head, rest) = side.split_first()?;
+        *side = rest;
+        Some(head)
     }
 }
 

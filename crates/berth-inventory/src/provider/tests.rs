@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::filter::{AttrFilter, RemovalReason};
+use crate::model::AttrValue;
 use crate::model::InventoryType;
 
 const DOC: &str = r#"
@@ -68,9 +69,10 @@ fn resolution_filters_within_the_pool_only() {
     assert_eq!(ids(&r), ["mux2"]);
     // Cloud candidates are not part of a service requirement's pool.
     assert_eq!(r.removed.len(), 1);
-    assert_eq!(r.removed[0].0.as_str(), "mux1");
+    let first = r.removed.get(0).expect("one removal");
+    assert_eq!(first.candidate_id().as_str(), "mux1");
     assert!(matches!(
-        r.removed[0].1,
+        first.reason(),
         RemovalReason::MissingAttribute { .. }
     ));
 }
@@ -132,4 +134,79 @@ fn from_candidates_rejects_duplicates_and_applies_zone_defaults() {
             .and_then(|c| c.zone(crate::ZoneCategory::Country).map(str::to_owned)),
         Some("USA".to_owned())
     );
+}
+
+#[test]
+fn resolutions_share_candidates_and_copy_only_to_fill_a_default_cost() {
+    let mut inv = Inventory::default();
+    let mut unpriced = Candidate::new("a", InventoryType::Cloud);
+    // Given without zone defaults: the provider applies them once, up front.
+    unpriced.region = Some("us-east".into());
+    let mut priced = Candidate::new("b", InventoryType::Cloud);
+    priced.cost = Some(3.0);
+    for c in [unpriced, priced] {
+        inv.candidates.insert(c.candidate_id.clone(), c);
+    }
+    let p = StaticProvider::new(inv);
+    let req = DemandRequirement::new("vG", "aai", InventoryType::Cloud);
+    let first = p.resolve_demand(&req).expect("ok");
+    let second = p.resolve_demand(&req).expect("ok");
+    for (x, y) in first.candidates.iter().zip(&second.candidates) {
+        assert!(Arc::ptr_eq(x, y), "{} was copied", x.candidate_id);
+    }
+    assert_eq!(
+        first.candidates[0].zone(crate::ZoneCategory::Region),
+        Some("us-east")
+    );
+    let mut costly = req.clone();
+    costly.default_cost = Some(9.0);
+    let third = p.resolve_demand(&costly).expect("ok");
+    assert_eq!(third.candidates[0].cost, Some(9.0));
+    assert!(!Arc::ptr_eq(&third.candidates[0], &first.candidates[0]));
+    assert!(Arc::ptr_eq(&third.candidates[1], &first.candidates[1]));
+    // The provider's own record is untouched.
+    assert_eq!(p.candidate("a").and_then(|c| c.cost), None);
+    // Removed candidates are shared too.
+    let mut excluding = req.clone();
+    excluding.excluded_candidates = vec!["b".into()];
+    let fourth = p.resolve_demand(&excluding).expect("ok");
+    let removal = fourth.removed.get(0).expect("b removed");
+    assert_eq!(removal.reason(), RemovalReason::Excluded);
+    assert!(Arc::ptr_eq(removal.candidate(), &first.candidates[1]));
+}
+
+#[test]
+fn indexed_resolution_judges_each_distinct_value_on_its_own() {
+    // Values that share a key but differ (loosely equal or not) must not share a verdict.
+    let values = [
+        AttrValue::Float(1.0),
+        AttrValue::Float(2.0),
+        AttrValue::Int(1),
+        AttrValue::Str("1".into()),
+        AttrValue::Str("1.5".into()),
+        AttrValue::Float(1.5),
+        AttrValue::List(vec![AttrValue::Float(2.0), AttrValue::Float(1.0)]),
+        AttrValue::List(vec![AttrValue::Float(2.0)]),
+        AttrValue::Bool(true),
+    ];
+    let candidates = values.iter().enumerate().map(|(i, v)| {
+        let mut c = Candidate::new(format!("c{i}"), InventoryType::Cloud);
+        c.attributes.insert("k".into(), v.clone());
+        // The typed field is read only where the map lacks the key.
+        c.cloud_owner = Some(if i % 2 == 0 { "1" } else { "2" }.into());
+        c
+    });
+    let p = StaticProvider::from_candidates(candidates).expect("unique");
+    let mut req = DemandRequirement::new("d", "aai", InventoryType::Cloud);
+    req.attributes
+        .insert("k".into(), AttrFilter::Eq(AttrValue::Int(1)));
+    let r = p.resolve_demand(&req).expect("ok");
+    assert_eq!(ids(&r), ["c0", "c2", "c3", "c6"]);
+    req.attributes.clear();
+    req.attributes.insert(
+        "cloud-owner".into(),
+        AttrFilter::Not(vec![AttrValue::Float(2.0)]),
+    );
+    let r = p.resolve_demand(&req).expect("ok");
+    assert_eq!(ids(&r), ["c0", "c2", "c4", "c6", "c8"]);
 }

@@ -123,7 +123,7 @@ fn seed_vgmuxinfra_demand_resolves_with_triage() {
     let why: Vec<String> = r
         .removed
         .iter()
-        .map(|(id, why)| format!("{id}: {why}"))
+        .map(|r| format!("{}: {}", r.candidate_id(), r.reason()))
         .collect();
     // The vGMuxInfra at lax1 is being deleted; the three vG instances are another type.
     assert_eq!(why.len(), 4, "{why:?}");
