@@ -15,7 +15,7 @@ pub struct ControllerFit {
     controller: Arc<dyn ServiceController>,
     vars: Vec<VarId>,
     holders: Vec<Keys>,
-    sites: Vec<Candidate>,
+    sites: Vec<Arc<Candidate>>,
     dims: Vec<String>,
     requests: Vec<Vec<i64>>,
     /// Per holder: (scope index, value) that sit on it.
@@ -39,7 +39,7 @@ impl ControllerFit {
         controller: Arc<dyn ServiceController>,
         vars: Vec<VarId>,
         holders: Vec<Keys>,
-        sites: Vec<Candidate>,
+        sites: Vec<Arc<Candidate>>,
         dims: Vec<String>,
         requests: Vec<Vec<i64>>,
     ) -> ControllerFit {

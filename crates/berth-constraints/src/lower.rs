@@ -137,7 +137,7 @@ impl<'a> Lower<'a> {
             })
     }
 
-    pub(crate) fn candidates(&self, d: usize) -> &'a [Candidate] {
+    pub(crate) fn candidates(&self, d: usize) -> &'a [Arc<Candidate>] {
         self.space
             .demands
             .get(d)
@@ -453,9 +453,9 @@ impl<'a> Lower<'a> {
     }
 
     /// Candidate ids of the demands in `ds` as shared holder keys, with one candidate per holder.
-    fn holders(&self, ds: &[usize]) -> (Vec<Keys>, Vec<Candidate>) {
+    fn holders(&self, ds: &[usize]) -> (Vec<Keys>, Vec<Arc<Candidate>>) {
         let mut index: BTreeMap<&str, u32> = BTreeMap::new();
-        let mut sites: Vec<Candidate> = Vec::new();
+        let mut sites: Vec<Arc<Candidate>> = Vec::new();
         let mut keys = Vec::new();
         for &d in ds {
             let k: Keys = self

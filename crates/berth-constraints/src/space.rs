@@ -23,8 +23,9 @@ pub struct Space {
 pub struct DemandSpace {
     /// The demand's name.
     pub name: String,
-    /// Candidates in order; index = solver value.
-    pub candidates: Vec<Candidate>,
+    /// Candidates in order; index = solver value. Shared with the inventory provider's
+    /// resolution, so a large inventory is not copied per demand.
+    pub candidates: Vec<Arc<Candidate>>,
     /// The demand's current placement, if it has one.
     pub existing: Option<CandidateId>,
 }

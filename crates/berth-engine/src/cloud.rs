@@ -8,6 +8,7 @@ use berth_cloudpolicy::{
     OwnerCatalog, RegionOption, Rejection, Scaling, Scored, Weights, Workload, evaluate,
 };
 use berth_inventory::{AttrValue, Candidate, CandidateId, InventoryType};
+use berth_template::{Endpoint, Expr, ObjFunction, Template};
 
 use crate::EngineError;
 use crate::resolve::Resolution;
@@ -29,6 +30,12 @@ use crate::resolve::Resolution;
 /// Distances are great-circle kilometres from [`CloudPolicyInput::location`]; when it is
 /// `None` the template's only located location is used, and with none (or several) the
 /// distance term is 0. Candidates that are not cloud regions are neither dropped nor priced.
+///
+/// When the template's objective already has a `distance_between` that location and a
+/// demand, that demand's distance is the template's to weigh: its objective term is the
+/// net value without the distance part (`wd = 0`), so distance is not counted twice. The
+/// placement still reports the policy's full net value (`cloud_net_value`) beside the term
+/// that entered the objective (`cloud_objective_term`).
 #[derive(Debug, Clone)]
 pub struct CloudPolicyInput {
     /// The policy.
@@ -102,9 +109,36 @@ pub fn rejection_name(r: &Rejection) -> String {
     format!("cloud-policy:{reason}")
 }
 
-/// Per demand (`None` = the policy does not apply), per kept candidate: its score (`None`
+/// A kept cloud region's score and the part of it that enters the objective.
+#[derive(Debug, Clone)]
+pub(crate) struct Priced {
+    /// The policy's evaluation (full net value).
+    pub(crate) scored: Scored,
+    /// What the objective adds: the net value, without its distance part when the
+    /// template's objective already weighs that distance.
+    pub(crate) objective_term: f64,
+}
+
+/// Per demand (`None` = the policy does not apply), per kept candidate: its price (`None`
 /// for candidates that are not cloud regions).
-pub(crate) type Applied = Vec<Option<Vec<Option<Scored>>>>;
+pub(crate) type Applied = Vec<Option<Vec<Option<Priced>>>>;
+
+/// Whether `expr` has a `distance_between` the location `origin` and the demand `demand`.
+fn weighs_distance(expr: &Expr, origin: &str, demand: &str) -> bool {
+    match expr {
+        Expr::Const(_) => false,
+        Expr::Sum(xs) | Expr::Product(xs) | Expr::Min(xs) | Expr::Max(xs) => {
+            xs.iter().any(|x| weighs_distance(x, origin, demand))
+        }
+        Expr::Normalize { expr, .. } => weighs_distance(expr, origin, demand),
+        Expr::Function(ObjFunction::DistanceBetween { a, b }) => matches!(
+            (a, b),
+            (Endpoint::Location(l), Endpoint::Demand(d)) | (Endpoint::Demand(d), Endpoint::Location(l))
+                if l == origin && d == demand
+        ),
+        Expr::Function(_) => false,
+    }
+}
 
 fn attr_str(c: &Candidate, key: &str) -> Option<String> {
     match c.attributes.get(key) {
@@ -141,11 +175,15 @@ fn region(c: &Candidate, input: &CloudPolicyInput) -> CloudRegion {
     r
 }
 
-/// The coordinates distances are measured from, or an error naming a bad location.
-fn origin(res: &Resolution, input: &CloudPolicyInput) -> Result<Option<(f64, f64)>, EngineError> {
+/// A template location's name and coordinates.
+type Origin = (String, (f64, f64));
+
+/// The location distances are measured from, or an error naming a bad location.
+fn origin(res: &Resolution, input: &CloudPolicyInput) -> Result<Option<Origin>, EngineError> {
     match &input.location {
-        Some(name) => res.space.locations.get(name).copied().map(Some).ok_or_else(|| {
-            EngineError::invalid(format!(
+        Some(name) => match res.space.locations.get(name) {
+            Some(&at) => Ok(Some((name.clone(), at))),
+            None => Err(EngineError::invalid(format!(
                 "cloud policy location `{name}` is not a located template location; expected one of: {}",
                 res.space
                     .locations
@@ -153,11 +191,14 @@ fn origin(res: &Resolution, input: &CloudPolicyInput) -> Result<Option<(f64, f64
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
-            ))
-        }),
-        None if res.space.locations.len() == 1 => {
-            Ok(res.space.locations.values().next().copied())
-        }
+            ))),
+        },
+        None if res.space.locations.len() == 1 => Ok(res
+            .space
+            .locations
+            .iter()
+            .next()
+            .map(|(name, &at)| (name.clone(), at))),
         None => Ok(None),
     }
 }
@@ -167,8 +208,20 @@ fn origin(res: &Resolution, input: &CloudPolicyInput) -> Result<Option<(f64, f64
 pub(crate) fn apply(
     res: &mut Resolution,
     input: &CloudPolicyInput,
+    template: &Template,
 ) -> Result<Applied, EngineError> {
-    let from = origin(res, input)?;
+    let origin = origin(res, input)?;
+    let from = origin.as_ref().map(|(_, at)| *at);
+    let cost_only = Weights::new(input.weights.cost(), 0.0)
+        .map_err(|e| EngineError::invalid(format!("cloud policy weights: {e}")))?;
+    let ev_cost_only = Evaluation {
+        policy: &input.policy,
+        owners: &input.owners,
+        costs: &input.costs,
+        workload: &input.workload,
+        weights: cost_only,
+        scaling: input.scaling,
+    };
     let ev = Evaluation {
         policy: &input.policy,
         owners: &input.owners,
@@ -208,13 +261,28 @@ pub(crate) fn apply(
             });
         }
         let selection = evaluate(&ev, &options);
-        let mut scored: Vec<Option<Scored>> = vec![None; options.len()];
+        let mut scored: Vec<Option<Priced>> = vec![None; options.len()];
         for s in selection.ranked {
             if !s.net_value.is_finite() {
                 continue;
             }
             if let Some(slot) = scored.get_mut(s.index) {
-                *slot = Some(s);
+                *slot = Some(Priced {
+                    objective_term: s.net_value,
+                    scored: s,
+                });
+            }
+        }
+        let template_weighs_distance = match (&origin, &template.optimization) {
+            (Some((name, _)), Some(obj)) => weighs_distance(&obj.expr, name, &ds.name),
+            _ => false,
+        };
+        if template_weighs_distance {
+            // Same checks and normalization, so the same regions are kept.
+            for s in evaluate(&ev_cost_only, &options).ranked {
+                if let Some(Some(p)) = scored.get_mut(s.index) {
+                    p.objective_term = s.net_value;
+                }
             }
         }
         let mut reasons: Vec<Option<String>> = vec![None; options.len()];

@@ -11,8 +11,10 @@
 //! - Cloud policy: for demands the policy applies to, cloud candidates the policy rejects are
 //!   removed before lowering (triage `cloud-policy:<reason>`, e.g.
 //!   `cloud-policy:intent_unsupported`); each kept one adds its net value (cost and distance,
-//!   normalized and weighted) as a unary term to the objective (subtracted when maximizing),
-//!   and its placement reports `realized_intent`, `deployment_cost` and `cloud_net_value`.
+//!   normalized and weighted) as a unary term to the objective (subtracted when maximizing) —
+//!   without the distance part when the template's objective already weighs the distance
+//!   between the policy's location and that demand — and its placement reports
+//!   `realized_intent`, `deployment_cost`, `cloud_net_value` and `cloud_objective_term`.
 //! - [`PlanOutcome`]: serializes to exactly the `berth solve` JSON contract
 //!   `{status, optimal, message, solutions[{objective, placements}], triage, stats}`; status is
 //!   `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]).

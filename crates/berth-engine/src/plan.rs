@@ -56,7 +56,7 @@ pub fn plan(
     }
     let mut res = resolve(template, provider)?;
     let applied = match &opts.cloud_policy {
-        Some(input) => Some(cloud::apply(&mut res, input)?),
+        Some(input) => Some(cloud::apply(&mut res, input, template)?),
         None => None,
     };
     let env = Environment {
@@ -118,7 +118,7 @@ fn add_net_value(p: &mut Problem, applied: &cloud::Applied) {
         }
         let costs: Vec<f64> = scores
             .iter()
-            .map(|s| s.as_ref().map_or(0.0, |s| s.net_value))
+            .map(|s| s.as_ref().map_or(0.0, |s| s.objective_term))
             .collect();
         terms.push((sign, Expr::unary(VarId(d as u32), costs)));
     }
@@ -277,12 +277,13 @@ fn placement(
         m.insert("flavor_map".to_owned(), serde_json::Value::Object(map));
         m.insert("hpa_score".to_owned(), serde_json::json!(h.score));
     }
-    if let Some(s) = applied
+    if let Some(p) = applied
         .and_then(|a| a.get(d))
         .and_then(Option::as_ref)
         .and_then(|s| s.get(v))
         .and_then(Option::as_ref)
     {
+        let s = &p.scored;
         if let Ok(r) = serde_json::to_value(&s.realized) {
             m.insert("realized_intent".to_owned(), r);
         }
@@ -290,6 +291,10 @@ fn placement(
             m.insert("deployment_cost".to_owned(), c);
         }
         m.insert("cloud_net_value".to_owned(), serde_json::json!(s.net_value));
+        m.insert(
+            "cloud_objective_term".to_owned(),
+            serde_json::json!(p.objective_term),
+        );
     }
     m
 }

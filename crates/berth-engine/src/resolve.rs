@@ -191,7 +191,7 @@ pub(crate) fn resolve(
     let mut inventory = Vec::new();
     let mut unique = Vec::new();
     for (d, demand) in template.demands.values().enumerate() {
-        let mut kept: Vec<Candidate> = Vec::new();
+        let mut kept: Vec<Arc<Candidate>> = Vec::new();
         let mut kept_ids: BTreeSet<CandidateId> = BTreeSet::new();
         let mut removed: Vec<(CandidateId, String)> = Vec::new();
         let mut existing = None;
@@ -213,8 +213,7 @@ pub(crate) fn resolve(
             }
             for c in resolved.candidates {
                 if kept_ids.insert(c.candidate_id.clone()) {
-                    // The search space owns its candidates; copy shared ones.
-                    kept.push(Arc::unwrap_or_clone(c));
+                    kept.push(c);
                 }
             }
             for r in resolved.removed.iter() {

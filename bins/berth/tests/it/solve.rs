@@ -305,9 +305,11 @@ fn cloud_policy_drops_owners_and_prices_regions() {
     let net = p["cloud_net_value"].as_f64().expect("net value");
     let km = net - 70.0;
     assert!(km > 20.0 && km < 30.0, "{km}");
-    // The objective is the template's distance plus the net value.
+    // The template already weighs the customer-vgw distance, so the objective adds only the
+    // policy's cost part: distance counts once.
+    assert_eq!(p["cloud_objective_term"], 70.0);
     let objective = v["solutions"][0]["objective"].as_f64().expect("objective");
-    assert!((objective - (km + net)).abs() < 1e-9, "{objective}");
+    assert!((objective - (km + 70.0)).abs() < 1e-9, "{objective}");
 
     let removed = &v["triage"]["vgw"]["removed"];
     assert_eq!(v["triage"]["vgw"]["candidates"], 40);

@@ -139,7 +139,7 @@ fn net_value_alone_picks_the_seeds_region() {
 }
 
 #[test]
-fn net_value_changes_the_chosen_region() {
+fn net_value_changes_the_chosen_region_without_counting_distance_twice() {
     // Nearest among the seed's three once `n` is excluded: `b` at 80 km.
     let no_n = TEMPLATE.replace(
         "vgw: [{inventory_provider: aai, inventory_type: cloud}]",
@@ -149,25 +149,64 @@ fn net_value_changes_the_chosen_region() {
     assert_eq!(chosen(&nearest, 0, "vgw"), "b");
     assert!((nearest.solutions[0].objective - km(0.72)).abs() < 1e-6);
 
-    // km + net value: a = 100.08 + 300.08, b = 80.06 + 380.06, c = 190.14 + 290.14.
+    // The template weighs the distance customer-vgw itself, so the policy adds only its cost
+    // part: a = 100.08 + 200, b = 80.06 + 300, c = 190.14 + 100; the seed's choice, c.
     let out = run(TEMPLATE, REGIONS, &with_policy()).unwrap();
     assert!(out.optimal);
-    assert_eq!(chosen(&out, 0, "vgw"), "a");
-    let expected = km(0.9) + (2.0 * 100.0 + km(0.9));
+    assert_eq!(chosen(&out, 0, "vgw"), "c");
+    let expected = km(1.71) + 2.0 * 50.0;
     let objective = out.solutions[0].objective;
     assert!(
         (objective - expected).abs() < 1e-6,
         "{objective} vs {expected}"
     );
+    // The placement shows the policy's net value and the part the objective took.
+    let p = &out.solutions[0].placements["vgw"];
+    let nv = p["cloud_net_value"].as_f64().expect("net value");
+    let term = p["cloud_objective_term"].as_f64().expect("objective term");
+    assert!((nv - (2.0 * 50.0 + km(1.71))).abs() < 1e-6, "{nv}");
+    assert!((term - 2.0 * 50.0).abs() < 1e-6, "{term}");
+}
+
+#[test]
+fn distance_to_another_location_keeps_the_policys_distance() {
+    // The objective measures from `office`, not from the policy's `customer`: the two
+    // distances are different quantities and both count.
+    let t = TEMPLATE
+        .replace(
+            "customer: {latitude: 0.0, longitude: 0.0}",
+            "customer: {latitude: 0.0, longitude: 0.0}\n  office: {latitude: 0.0, longitude: 2.0}",
+        )
+        .replace("[customer, vgw]", "[office, vgw]");
+    let mut input = CloudPolicyInput::parse(POLICY, OWNERS, COSTS).expect("valid documents");
+    input.location = Some("customer".into());
+    let o = PlanOptions {
+        cloud_policy: Some(Arc::new(input)),
+        ..opts()
+    };
+    let out = run(&t, REGIONS, &o).unwrap();
+    // office distance + 2 * cost + customer distance: a = 122.4 + 200 + 100.1,
+    // b = 142.3 + 300 + 80.1, c = 32.2 + 100 + 190.1; c.
+    assert_eq!(chosen(&out, 0, "vgw"), "c");
+    let expected = km(2.0 - 1.71) + 2.0 * 50.0 + km(1.71);
+    let objective = out.solutions[0].objective;
+    assert!(
+        (objective - expected).abs() < 1e-6,
+        "{objective} vs {expected}"
+    );
+    let p = &out.solutions[0].placements["vgw"];
+    assert_eq!(p["cloud_objective_term"], p["cloud_net_value"]);
 }
 
 #[test]
 fn maximizing_subtracts_the_net_value() {
     let t = TEMPLATE.replace("minimize:", "maximize:");
-    // Farthest is c (190 km, net 290.14): 190.14 - 290.14 = -100; a gives 100.08 - 300.08 = -200.
+    // km - 2 * cost (distance is the template's): a = 100.08 - 200, b = 80.06 - 300,
+    // c = 190.14 - 100 = 90.14.
     let out = run(&t, REGIONS, &with_policy()).unwrap();
     assert_eq!(chosen(&out, 0, "vgw"), "c");
-    assert!((out.solutions[0].objective - -100.0).abs() < 1e-6);
+    let expected = km(1.71) - 100.0;
+    assert!((out.solutions[0].objective - expected).abs() < 1e-6);
 }
 
 #[test]
