@@ -14,6 +14,13 @@ pub struct Config {
     pub listen: SocketAddr,
     /// `sqlite://PATH` or `postgres://...`.
     pub database_url: String,
+    /// PostgreSQL schema holding the tables (created if missing); the default search path
+    /// when absent. Lowercase letters, digits and `_`.
+    pub pg_schema: Option<String>,
+    /// The listener: plain HTTP, or HTTPS with a certificate and key.
+    pub server: Server,
+    /// Webhook delivery.
+    pub notify: Notify,
     /// Inventory file (YAML/JSON); the bundled example inventory when absent.
     pub inventory: Option<PathBuf>,
     /// Command stream of the calendar.
@@ -34,6 +41,26 @@ pub struct Config {
     pub policy: Option<berth_calendar::Policy>,
     /// Log filter (`info`, `berth=debug`, ...) and format.
     pub log: Log,
+}
+
+/// Listener settings.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Server {
+    /// PEM certificate chain (leaf first); with `tls_key`, the API is served over HTTPS.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+}
+
+/// Webhook delivery settings.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Notify {
+    /// PEM bundle of extra CAs trusted for `https://` callbacks (an operator's private PKI).
+    pub ca_file: Option<PathBuf>,
+    /// Refuse `http://` callbacks (400 at subscription time).
+    pub require_https: bool,
 }
 
 /// Auth settings.
@@ -143,6 +170,9 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8091)),
             database_url: "sqlite://./berth-data/berth.db".into(),
+            pg_schema: None,
+            server: Server::default(),
+            notify: Notify::default(),
             inventory: None,
             stream: "calendar".into(),
             seed_capacity: true,
@@ -178,6 +208,21 @@ impl Config {
         }
         if let Some(v) = env("BERTH_DATABASE_URL") {
             c.database_url = v;
+        }
+        if let Some(v) = env("BERTH_PG_SCHEMA") {
+            c.pg_schema = Some(v);
+        }
+        if let Some(v) = env("BERTH_TLS_CERT") {
+            c.server.tls_cert = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("BERTH_TLS_KEY") {
+            c.server.tls_key = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("BERTH_NOTIFY_CA_FILE") {
+            c.notify.ca_file = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("BERTH_NOTIFY_REQUIRE_HTTPS") {
+            c.notify.require_https = matches!(v.as_str(), "1" | "true" | "yes");
         }
         if let Some(v) = env("BERTH_INVENTORY") {
             c.inventory = Some(PathBuf::from(v));
@@ -225,6 +270,9 @@ impl Config {
         if let Some(v) = env("BERTH_LOG") {
             c.log.filter = v;
         }
+        if c.server.tls_cert.is_some() != c.server.tls_key.is_some() {
+            bail!("[server] tls_cert and tls_key go together; set both (or neither)");
+        }
         Ok(c)
     }
 
@@ -265,13 +313,15 @@ mod tests {
         let f = dir.path().join("b.toml");
         std::fs::write(
             &f,
-            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\n[plans]\nworkers = 3\n[journal]\nmax_batch = 64\n",
+            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\n[plans]\nworkers = 3\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
         )
         .unwrap();
         let env = |k: &str| match k {
             "BERTH_DATABASE_URL" => Some("sqlite::memory:".to_owned()),
             "BERTH_BASIC_AUTH" => Some("a:b".to_owned()),
             "BERTH_SNAPSHOT_EVERY" => Some("0".to_owned()),
+            "BERTH_NOTIFY_CA_FILE" => Some("/etc/ca.pem".to_owned()),
+            "BERTH_PG_SCHEMA" => Some("b1".to_owned()),
             _ => None,
         };
         let c = Config::load(Some(&f), env).unwrap();
@@ -279,6 +329,15 @@ mod tests {
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.database_url, "sqlite::memory:");
         assert_eq!(c.plans.workers, 3);
+        assert_eq!(
+            c.notify,
+            Notify {
+                ca_file: Some(PathBuf::from("/etc/ca.pem")),
+                require_https: true
+            }
+        );
+        assert_eq!(c.pg_schema.as_deref(), Some("b1"));
+        assert_eq!(c.server.tls_key, Some(PathBuf::from("k.pem")));
         let auth = c.api_auth().unwrap();
         assert_eq!(
             (auth.disabled, auth.tokens.len(), auth.basic.len()),
@@ -294,6 +353,10 @@ mod tests {
         std::fs::write(&f, "listn = 1\n").unwrap();
         assert!(Config::load(Some(&f), |_| None).is_err());
         assert!(Config::load(None, |k| (k == "BERTH_LISTEN").then(|| "nope".to_owned())).is_err());
+        let half = Config::load(None, |k| {
+            (k == "BERTH_TLS_CERT").then(|| "c.pem".to_owned())
+        });
+        assert!(half.unwrap_err().to_string().contains("tls_key"));
         let open = Config {
             listen: "0.0.0.0:8091".parse().unwrap(),
             ..Config::default()

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod loadtest;
+pub mod tls;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,17 @@ pub async fn serve(
     if auth.disabled {
         tracing::warn!(listen = %cfg.listen, "auth is OFF (loopback development only)");
     }
+    // Bad TLS or CA files stop the start before anything is opened.
+    let tls = match (&cfg.server.tls_cert, &cfg.server.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
+        _ => None,
+    };
+    let notifier = Notifier::try_spawn(NotifyConfig {
+        require_https: cfg.notify.require_https,
+        ca_file: cfg.notify.ca_file.clone(),
+        ..NotifyConfig::default()
+    })
+    .context("cannot start webhook delivery ([notify] ca_file)")?;
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets_for_metric(
             metrics_exporter_prometheus::Matcher::Full("berth_plan_duration_seconds".into()),
@@ -83,7 +95,11 @@ pub async fn serve(
         .install_recorder()
         .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
         .ok();
-    let store = berth_store::open(&cfg.database_url)
+    let store_options = berth_store::StoreOptions {
+        pg_schema: cfg.pg_schema.clone(),
+        ..berth_store::StoreOptions::default()
+    };
+    let store = berth_store::open_with(&cfg.database_url, &store_options)
         .await
         .context("cannot open the store")?;
     tracing::info!(backend = ?store.backend(), "store open");
@@ -103,7 +119,6 @@ pub async fn serve(
         max_batch: cfg.journal.max_batch.max(1),
         snapshot_every: cfg.journal.snapshot_every,
     };
-    let notifier = Notifier::spawn(NotifyConfig::default());
     let reservations =
         ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier).await?;
     if cfg.seed_capacity && reservations.seq().await == 0 && !seed.is_empty() {
@@ -147,11 +162,23 @@ pub async fn serve(
             .await
             .with_context(|| format!("cannot listen on {}", cfg.listen))?,
     };
-    tracing::info!(listen = %listener.local_addr().unwrap_or(cfg.listen), "berthd serving");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("server failed")?;
+    let local = listener.local_addr().unwrap_or(cfg.listen);
+    match tls {
+        Some(tls) => {
+            tracing::info!(listen = %local, "berthd serving HTTPS");
+            let listener = tls::TlsListener::new(listener, tls).context("cannot serve TLS")?;
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            tracing::info!(listen = %local, "berthd serving");
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
+    .context("server failed")?;
     tracing::info!("shutting down");
     let _ = stop_tx.send(true);
     let _ = timer.await;

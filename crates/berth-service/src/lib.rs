@@ -20,7 +20,9 @@
 //! - [`PlanService`]: accepted plans are journaled before the caller hears back, solved by a
 //!   bounded pool of workers (the engine in `spawn_blocking`, `timeout` enforced), and resumed
 //!   after a restart; a template's `reservations` are made in one all-or-nothing batch.
-//! - [`Notifier`]: webhook POSTs with bounded retries and exponential backoff.
+//! - [`Notifier`]: webhook POSTs with bounded retries and exponential backoff; `https://`
+//!   callbacks verified by rustls (built-in roots plus an optional CA file), `http://` refused
+//!   when `require_https` is set.
 //!
 //! Invariants:
 //! - Nothing is acknowledged before it is durable in the store; a failed request leaves no
@@ -37,7 +39,7 @@ mod plans;
 mod reservations;
 
 pub use error::{ErrorKind, ServiceError};
-pub use notify::{Notification, Notifier, NotifyConfig, backoff};
+pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
 pub use reservations::{
     Committed, IdempotencyKey, ManualClock, ProviderInfo, ReservationFilter, ReservationOptions,

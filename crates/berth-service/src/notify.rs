@@ -1,10 +1,16 @@
 //! Webhook delivery: notifications are POSTed as JSON with bounded retries and exponential
 //! backoff, from a bounded queue, with bounded concurrency. Delivery is at least once.
+//! `https://` callbacks are verified with rustls against the webpki and platform roots plus an
+//! optional operator CA bundle; `require_https` refuses plain `http://` callbacks.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc};
+
+use crate::ServiceError;
 
 /// One notification to POST.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +36,11 @@ pub struct NotifyConfig {
     pub queue: usize,
     /// Deliveries in flight.
     pub concurrency: usize,
+    /// Refuse `http://` callbacks: at subscription time ([`Notifier::check_callback`]) and at
+    /// delivery (a subscription stored before the setting was turned on is not POSTed).
+    pub require_https: bool,
+    /// PEM bundle of extra trusted CAs (an operator's private PKI), besides the built-in roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for NotifyConfig {
@@ -41,30 +52,80 @@ impl Default for NotifyConfig {
             request_timeout: Duration::from_secs(5),
             queue: 4096,
             concurrency: 32,
+            require_https: false,
+            ca_file: None,
         }
     }
+}
+
+/// Delivery counts since the notifier started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NotifyStats {
+    /// POSTs sent (each retry counts).
+    pub attempts: u64,
+    /// Notifications a subscriber accepted (2xx).
+    pub delivered: u64,
+    /// Notifications given up on after every attempt, or refused by `require_https`.
+    pub failed: u64,
+    /// Notifications dropped because the queue was full.
+    pub dropped: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    attempts: AtomicU64,
+    delivered: AtomicU64,
+    failed: AtomicU64,
+    dropped: AtomicU64,
 }
 
 /// The sending side of the delivery queue; `disabled()` drops everything.
 #[derive(Debug, Clone)]
 pub struct Notifier {
     tx: Option<mpsc::Sender<Notification>>,
+    require_https: bool,
+    counters: Arc<Counters>,
 }
 
 impl Notifier {
     /// A notifier that delivers nothing (tests, or webhooks turned off).
     pub fn disabled() -> Notifier {
-        Notifier { tx: None }
+        Notifier {
+            tx: None,
+            require_https: false,
+            counters: Arc::default(),
+        }
     }
 
-    /// Starts the delivery task on the current runtime.
+    /// Starts the delivery task on the current runtime; an unreadable or invalid `ca_file`
+    /// (or an HTTP client that cannot be built) is an error naming the file.
+    pub fn try_spawn(cfg: NotifyConfig) -> Result<Notifier, ServiceError> {
+        let client = client(&cfg)?;
+        Ok(Notifier::start(cfg, client))
+    }
+
+    /// [`Notifier::try_spawn`] for callers that cannot stop: when the client cannot be built
+    /// (only a bad `ca_file` does that) the error is logged and delivery uses the built-in roots.
     pub fn spawn(cfg: NotifyConfig) -> Notifier {
+        let client = client(&cfg).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "webhook client without the configured CA bundle");
+            reqwest::Client::builder()
+                .timeout(cfg.request_timeout)
+                .build()
+                .unwrap_or_default()
+        });
+        Notifier::start(cfg, client)
+    }
+
+    fn start(cfg: NotifyConfig, client: reqwest::Client) -> Notifier {
         let (tx, mut rx) = mpsc::channel::<Notification>(cfg.queue.max(1));
-        let client = reqwest::Client::builder()
-            .timeout(cfg.request_timeout)
-            .build()
-            .unwrap_or_default();
         let permits = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
+        let counters = Arc::new(Counters::default());
+        let notifier = Notifier {
+            tx: Some(tx),
+            require_https: cfg.require_https,
+            counters: Arc::clone(&counters),
+        };
         tokio::spawn(async move {
             while let Some(n) = rx.recv().await {
                 let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
@@ -72,13 +133,14 @@ impl Notifier {
                 };
                 let client = client.clone();
                 let cfg = cfg.clone();
+                let counters = Arc::clone(&counters);
                 tokio::spawn(async move {
-                    deliver(&client, &cfg, &n).await;
+                    deliver(&client, &cfg, &counters, &n).await;
                     drop(permit);
                 });
             }
         });
-        Notifier { tx: Some(tx) }
+        notifier
     }
 
     /// Queues notifications without waiting; a full queue drops them.
@@ -86,11 +148,68 @@ impl Notifier {
         let Some(tx) = &self.tx else { return };
         for n in notes {
             if tx.try_send(n).is_err() {
+                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("berth_notifications_dropped_total").increment(1);
                 tracing::warn!("notification queue full; dropping a notification");
             }
         }
     }
+
+    /// Checks a subscriber's `callback` URL: `http://` or `https://`, and only `https://` when
+    /// `require_https` is set. The error names the field and what was expected.
+    pub fn check_callback(&self, url: &str) -> Result<(), ServiceError> {
+        let https = url.starts_with("https://");
+        if !https && !url.starts_with("http://") {
+            return Err(ServiceError::invalid(format!(
+                "callback `{url}` is not an http(s) URL"
+            )));
+        }
+        if self.require_https && !https {
+            return Err(ServiceError::invalid(format!(
+                "callback `{url}` must be an https:// URL ([notify] require_https is on)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Delivery counts so far (all zero for a disabled notifier).
+    pub fn stats(&self) -> NotifyStats {
+        let c = &self.counters;
+        NotifyStats {
+            attempts: c.attempts.load(Ordering::Relaxed),
+            delivered: c.delivered.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+            dropped: c.dropped.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The HTTP client: rustls with the webpki and platform roots, plus `cfg.ca_file`'s CAs.
+fn client(cfg: &NotifyConfig) -> Result<reqwest::Client, ServiceError> {
+    let mut b = reqwest::Client::builder()
+        .use_rustls_tls()
+        .timeout(cfg.request_timeout);
+    if let Some(path) = &cfg.ca_file {
+        let bad =
+            |why: String| ServiceError::invalid(format!("CA file `{}`: {why}", path.display()));
+        let pem = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| bad(format!("not a PEM certificate bundle: {e}")))?;
+        if certs.is_empty() {
+            return Err(bad(
+                "no certificate in it; expected PEM `-----BEGIN CERTIFICATE-----` blocks".into(),
+            ));
+        }
+        for c in certs {
+            b = b.add_root_certificate(c);
+        }
+        return b
+            .build()
+            .map_err(|e| bad(format!("not usable as a trust anchor: {e}")));
+    }
+    b.build().map_err(|e| ServiceError::Unavailable {
+        message: format!("cannot build the webhook client: {e}"),
+    })
 }
 
 /// The delay before retry `attempt` (1-based): `initial * 2^(attempt-1)`, capped.
@@ -101,11 +220,24 @@ pub fn backoff(cfg: &NotifyConfig, attempt: u32) -> Duration {
         .min(cfg.max_backoff)
 }
 
-async fn deliver(client: &reqwest::Client, cfg: &NotifyConfig, n: &Notification) {
+async fn deliver(
+    client: &reqwest::Client,
+    cfg: &NotifyConfig,
+    counters: &Counters,
+    n: &Notification,
+) {
+    if cfg.require_https && !n.callback.starts_with("https://") {
+        counters.failed.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("berth_notifications_total", "result" => "failed").increment(1);
+        tracing::warn!(callback = %n.callback, "not delivered: require_https is on and the callback is not https");
+        return;
+    }
     let attempts = cfg.max_attempts.max(1);
     for attempt in 1..=attempts {
+        counters.attempts.fetch_add(1, Ordering::Relaxed);
         match client.post(&n.callback).json(&n.body).send().await {
             Ok(r) if r.status().is_success() => {
+                counters.delivered.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("berth_notifications_total", "result" => "delivered")
                     .increment(1);
                 return;
@@ -121,23 +253,10 @@ async fn deliver(client: &reqwest::Client, cfg: &NotifyConfig, n: &Notification)
             tokio::time::sleep(backoff(cfg, attempt)).await;
         }
     }
+    counters.failed.fetch_add(1, Ordering::Relaxed);
     metrics::counter!("berth_notifications_total", "result" => "failed").increment(1);
     tracing::warn!(callback = %n.callback, attempts, "giving up on a webhook");
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_and_caps() {
-        let cfg = NotifyConfig {
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_millis(500),
-            ..NotifyConfig::default()
-        };
-        let d: Vec<u128> = (1..=5).map(|a| backoff(&cfg, a).as_millis()).collect();
-        assert_eq!(d, vec![100, 200, 400, 500, 500]);
-        assert_eq!(backoff(&cfg, 200).as_millis(), 500);
-    }
-}
+mod tests;

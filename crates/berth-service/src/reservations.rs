@@ -393,7 +393,7 @@ impl ReservationService {
         sub: ThresholdSubscription,
         callback: String,
     ) -> Result<String, ServiceError> {
-        check_callback(&callback)?;
+        self.core.notifier.check_callback(&callback)?;
         let spec = serde_json::to_value(&sub).map_err(ServiceError::store)?;
         let c = self.command(Command::Subscribe(sub), None).await?;
         let Applied::Subscribed { id } = c.outcome.applied else {
@@ -419,7 +419,7 @@ impl ReservationService {
         filter: ReservationFilter,
         callback: String,
     ) -> Result<String, ServiceError> {
-        check_callback(&callback)?;
+        self.core.notifier.check_callback(&callback)?;
         let id = format!("w-{}", uuid::Uuid::new_v4());
         let spec = serde_json::to_value(&filter).map_err(ServiceError::store)?;
         self.add_hook(NewSubscription {
@@ -622,16 +622,6 @@ fn replayed(
         message: e.to_string(),
     })?;
     Ok((vec![outcome], true))
-}
-
-fn check_callback(url: &str) -> Result<(), ServiceError> {
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(())
-    } else {
-        Err(ServiceError::invalid(format!(
-            "callback `{url}` is not an http(s) URL"
-        )))
-    }
 }
 
 #[cfg(test)]

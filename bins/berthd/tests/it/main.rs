@@ -1,13 +1,20 @@
-//! End-to-end: the real `berthd` binary on a loopback port with a temporary SQLite file, every
-//! route over HTTP, a SIGKILL under load, a restart, and the durability and no-double-booking
-//! checks; then a graceful SIGTERM.
+//! End-to-end: the real `berthd` binary on a loopback port with a temporary SQLite file (and,
+//! when `BERTH_TEST_POSTGRES_URL` is set at build time, a fresh PostgreSQL schema), every route
+//! over HTTP, a SIGKILL under load, a restart, and the durability and no-double-booking checks;
+//! then a graceful SIGTERM. Two daemons sharing one database race for one pool. `tls` covers
+//! the HTTPS listener and start-up errors of bad TLS/CA files.
 
 #![allow(clippy::unwrap_used)]
+
+mod db;
+mod tls;
 
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use db::Db;
 
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
@@ -34,26 +41,25 @@ fn free_port() -> u16 {
         .unwrap()
 }
 
-fn start(dir: &std::path::Path, port: u16) -> Daemon {
-    let child = Command::new(env!("CARGO_BIN_EXE_berthd"))
-        .env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
-        .env(
-            "BERTH_DATABASE_URL",
-            format!("sqlite://{}", dir.join("berth.db").display()),
-        )
+fn start(dir: &std::path::Path, port: u16, db: &Db) -> Daemon {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_berthd"));
+    cmd.env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
         .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
         .env("BERTH_TOKENS", TOKEN)
         .env("BERTH_LOG", "warn")
         .current_dir(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    db.configure(&mut cmd);
     let d = Daemon {
-        child,
+        child: cmd.spawn().unwrap(),
         base: format!("http://127.0.0.1:{port}"),
     };
-    let c = client();
+    wait_ready(d, &client())
+}
+
+/// Waits until `d` answers `/readyz` (30 s at most).
+fn wait_ready(d: Daemon, c: &Client) -> Daemon {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(30) {
         if c.get(format!("{}/readyz", d.base))
@@ -274,11 +280,45 @@ fn every_route(c: &Client, d: &Daemon) {
 }
 
 #[test]
-fn daemon_end_to_end_survives_sigkill() {
+fn end_to_end_survives_sigkill_on_sqlite() {
+    let dir = site();
+    end_to_end_survives_sigkill(dir.path(), &Db::sqlite(dir.path()));
+}
+
+#[cfg(berth_test_postgres)]
+#[test]
+fn end_to_end_survives_sigkill_on_postgres() {
+    let dir = site();
+    let db = Db::postgres("e2e_sigkill");
+    end_to_end_survives_sigkill(dir.path(), &db);
+    db.drop_schema();
+}
+
+#[test]
+fn two_daemons_share_one_pool_on_sqlite() {
+    let dir = site();
+    two_daemons_share_one_pool(dir.path(), &Db::sqlite(dir.path()));
+}
+
+#[cfg(berth_test_postgres)]
+#[test]
+fn two_daemons_share_one_pool_on_postgres() {
+    let dir = site();
+    let db = Db::postgres("e2e_two_daemons");
+    two_daemons_share_one_pool(dir.path(), &db);
+    db.drop_schema();
+}
+
+/// A temporary directory holding the test inventory.
+fn site() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("inventory.yaml"), INVENTORY).unwrap();
+    dir
+}
+
+fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
     let port = free_port();
-    let mut d = start(dir.path(), port);
+    let mut d = start(dir, port, db);
     let c = client();
     every_route(&c, &d);
 
@@ -348,9 +388,12 @@ fn daemon_end_to_end_survives_sigkill() {
             }
         }));
     }
-    // Kill mid-load: after some reservations were acknowledged, before capacity runs out.
+    // Kill mid-load: after some reservations and a plan were acknowledged, before capacity
+    // runs out.
     let t = Instant::now();
-    while acked_res.lock().unwrap().len() < 20 && t.elapsed() < Duration::from_secs(10) {
+    while (acked_res.lock().unwrap().len() < 20 || acked_plans.lock().unwrap().is_empty())
+        && t.elapsed() < Duration::from_secs(10)
+    {
         std::thread::sleep(Duration::from_millis(5));
     }
     d.child.kill().unwrap(); // SIGKILL
@@ -365,7 +408,7 @@ fn daemon_end_to_end_survives_sigkill() {
         "no load was acknowledged before the kill"
     );
 
-    let mut d = start(dir.path(), port);
+    let mut d = start(dir, port, db);
     let (_, v) = post(&c, &d, "/query-reservation", json!({"zone": "load"}));
     let live: BTreeSet<String> = v["details"]
         .as_array()
@@ -402,18 +445,9 @@ fn daemon_end_to_end_survives_sigkill() {
     // Graceful stop on SIGTERM writes a calendar snapshot; the next start restores it.
     let before = post(&c, &d, "/query-reservation", json!({})).1;
     terminate(&mut d);
-    let db = dir.path().join("berth.db");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (snapshots, head) = rt.block_on(async {
-        let store = berth_store::open(&format!("sqlite://{}", db.display()))
-            .await
-            .unwrap();
+    let (snapshots, head) = db.block_on(|store| async move {
         let seqs = store.snapshot_seqs("calendar").await.unwrap();
         let head = store.head("calendar").await.unwrap();
-        store.close().await.unwrap();
         (seqs, head)
     });
     assert_eq!(
@@ -421,7 +455,7 @@ fn daemon_end_to_end_survives_sigkill() {
         Some(&head),
         "no snapshot at the head {head}"
     );
-    let mut d = start(dir.path(), port);
+    let mut d = start(dir, port, db);
     assert_eq!(post(&c, &d, "/query-reservation", json!({})).1, before);
     terminate(&mut d);
 }
@@ -436,4 +470,120 @@ fn terminate(d: &mut Daemon) {
     assert!(status.success());
     let exit = d.child.wait().unwrap();
     assert!(exit.success(), "berthd exited with {exit}");
+}
+
+/// Live (not cancelled) reservation ids of `zone` as a daemon reports them.
+fn live_in(c: &Client, d: &Daemon, zone: &str) -> BTreeSet<String> {
+    let (s, v) = post(c, d, "/query-reservation", json!({"zone": zone}));
+    assert_eq!(s, 200, "{v}");
+    v["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["state"] != "cancelled")
+        .filter_map(|r| r["id"].as_u64().map(|n| format!("r{n}")))
+        .collect()
+}
+
+/// Two daemons on one database: racing clients on both for a pool of `CAP` units get at most
+/// `CAP` (and exactly `CAP` once a sequential fill meets a conflict), and both daemons then
+/// report the same reservations.
+fn two_daemons_share_one_pool(dir: &std::path::Path, db: &Db) {
+    const CAP: usize = 10;
+    let c = client();
+    let a = start(dir, free_port(), db);
+    let b = start(dir, free_port(), db);
+    let (s, v) = post(
+        &c,
+        &a,
+        "/increase-capacity",
+        json!({"zone": "shared", "capacity": {"instances": CAP}}),
+    );
+    assert_eq!(s, 200, "{v}");
+    let granted = Arc::new(Mutex::new(Vec::<String>::new()));
+    let by_daemon = Arc::new(Mutex::new([0usize; 2]));
+    let bases = [a.base.clone(), b.base.clone()];
+    let mut threads = Vec::new();
+    for i in 0..8 {
+        let (bases, granted, by_daemon) =
+            (bases.clone(), Arc::clone(&granted), Arc::clone(&by_daemon));
+        threads.push(std::thread::spawn(move || {
+            let c = client();
+            for k in 0..6 {
+                let which = (i + k) % 2;
+                let base = &bases[which];
+                let body = json!({"zone": "shared", "capacity": {"instances": "1"}, "end": end()});
+                let r = c
+                    .post(format!("{base}/create-reservation"))
+                    .bearer_auth(TOKEN)
+                    .json(&body)
+                    .send()
+                    .unwrap();
+                let status = r.status().as_u16();
+                let v: Value = r.json().unwrap_or(Value::Null);
+                match status {
+                    200 => {
+                        by_daemon.lock().unwrap()[which] += 1;
+                        granted
+                            .lock()
+                            .unwrap()
+                            .push(v["reservation-id"].as_str().unwrap().to_owned());
+                    }
+                    // Refused for capacity, or too much contention: nothing was booked.
+                    409 | 503 => {}
+                    _ => panic!("unexpected {status}: {v}"),
+                }
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut granted = granted.lock().unwrap().clone();
+    let by_daemon = *by_daemon.lock().unwrap();
+    assert!(granted.len() <= CAP, "double booking: {granted:?}");
+    assert!(
+        by_daemon.iter().all(|n| *n > 0),
+        "one daemon granted nothing in the race: {by_daemon:?}"
+    );
+    // Fill what is left through both daemons until the pool says no.
+    let mut k = 0;
+    loop {
+        k += 1;
+        assert!(k < 100, "the pool never filled: {granted:?}");
+        let d = if k % 2 == 0 { &a } else { &b };
+        let (s, v) = post(
+            &c,
+            d,
+            "/create-reservation",
+            json!({"zone": "shared", "capacity": {"instances": "1"}, "end": end()}),
+        );
+        match s {
+            200 => granted.push(v["reservation-id"].as_str().unwrap().to_owned()),
+            409 if v["result"] == "conflict" => break,
+            503 => {}
+            _ => panic!("unexpected {s}: {v}"),
+        }
+    }
+    let ids: BTreeSet<String> = granted.iter().cloned().collect();
+    assert_eq!(
+        ids.len(),
+        granted.len(),
+        "one id granted twice: {granted:?}"
+    );
+    assert_eq!(ids.len(), CAP, "granted {granted:?} of {CAP}");
+    assert_eq!(live_in(&c, &a, "shared"), ids);
+    assert_eq!(live_in(&c, &b, "shared"), ids);
+    for d in [&a, &b] {
+        let (_, v) = post(&c, d, "/query-capacity", json!({"zone": "shared"}));
+        let levels = &v["capacity"]["shared/default"]["instances"];
+        assert_eq!(
+            (levels["reserved"].as_u64(), levels["available"].as_u64()),
+            (Some(CAP as u64), Some(0)),
+            "{v}"
+        );
+    }
+    let (mut a, mut b) = (a, b);
+    terminate(&mut a);
+    terminate(&mut b);
 }
