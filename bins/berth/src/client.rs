@@ -29,6 +29,9 @@ pub struct Conn {
     /// HTTP Basic credentials `user:password`.
     #[arg(long, global = true, value_name = "USER:PASSWORD")]
     basic: Option<String>,
+    /// Extra CA certificates (PEM) to trust for an `https://` daemon, beside the platform's.
+    #[arg(long, global = true, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
 }
 
 /// `berth plan ...`.
@@ -235,10 +238,13 @@ struct Api {
 
 impl Api {
     fn new(conn: Conn) -> Result<Api> {
-        let client = Client::builder()
-            .timeout(Duration::from_secs(60))
-            .build()
-            .context("cannot build an HTTP client")?;
+        let mut builder = Client::builder().timeout(Duration::from_secs(60));
+        if let Some(path) = &conn.ca_file {
+            for cert in ca_certificates(path)? {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let client = builder.build().context("cannot build an HTTP client")?;
         Ok(Api { client, conn })
     }
 
@@ -423,6 +429,22 @@ pub fn instance(args: InstanceArgs) -> Result<u8> {
     }
 }
 
+/// The certificates of a PEM bundle; an unreadable file or one without a certificate is an
+/// error naming the file.
+fn ca_certificates(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>> {
+    let pem =
+        std::fs::read(path).with_context(|| format!("cannot read CA file {}", path.display()))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .with_context(|| format!("CA file {} is not a PEM certificate bundle", path.display()))?;
+    if certs.is_empty() {
+        bail!(
+            "CA file {} holds no certificate; expected PEM `BEGIN CERTIFICATE` blocks",
+            path.display()
+        );
+    }
+    Ok(certs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +464,37 @@ mod tests {
         assert_eq!(
             spec.body(),
             json!({"zone": "z", "end": "2030-01-01T00:00:00Z", "capacity": {"cores": 5}})
+        );
+    }
+
+    #[test]
+    fn ca_files_load_every_certificate_and_bad_ones_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let pem = |name: &str| {
+            let key = rcgen::KeyPair::generate().unwrap();
+            rcgen::CertificateParams::new(vec![name.to_owned()])
+                .unwrap()
+                .self_signed(&key)
+                .unwrap()
+                .pem()
+        };
+        let bundle = dir.path().join("bundle.pem");
+        std::fs::write(&bundle, format!("{}{}", pem("a"), pem("b"))).unwrap();
+        assert_eq!(ca_certificates(&bundle).unwrap().len(), 2);
+
+        let missing = dir.path().join("missing.pem");
+        let e = format!("{:#}", ca_certificates(&missing).unwrap_err());
+        assert!(
+            e.contains("cannot read CA file") && e.contains("missing.pem"),
+            "{e}"
+        );
+
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "no certificates here\n").unwrap();
+        let e = format!("{:#}", ca_certificates(&empty).unwrap_err());
+        assert!(
+            e.contains("empty.pem") && e.contains("BEGIN CERTIFICATE"),
+            "{e}"
         );
     }
 
