@@ -1,4 +1,4 @@
-//! Project automation: `cargo xtask ci | tidy | bench`.
+//! Project automation: `cargo xtask ci | tidy | bench | codegen | loadtest | fuzz`.
 
 mod tidy;
 
@@ -14,7 +14,9 @@ commands:
   tidy    layering rule, `//!` headers, no ignored or should-panic tests
   bench   run the criterion benches briefly (extra arguments go to cargo bench)
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)
-  loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest)";
+  loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest)
+  fuzz    [--seconds N] [TARGET...]  run the cargo-fuzz targets (default: all, 60 s each), corpora
+          seeded from examples/; needs `cargo install cargo-fuzz`";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +26,7 @@ fn main() {
         Some("bench") => bench(&args[1..]),
         Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
         Some("loadtest") => loadtest(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -188,4 +191,118 @@ fn loadtest(extra: &[String]) -> Result<()> {
     }
     l.args(extra);
     run("berth-loadtest", l)
+}
+
+/// Example files that seed each fuzz target's corpus: `(target, leading byte, files)`; a
+/// leading byte selects the document kind for targets that take several.
+fn fuzz_seeds(root: &Path, target: &str) -> Vec<(Option<u8>, PathBuf)> {
+    let files = |dir: &str, filter: &dyn Fn(&str) -> bool| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(filter)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let docs = |n: &str| n.ends_with(".yaml") || n.ends_with(".json");
+    let plain = |v: Vec<PathBuf>| v.into_iter().map(|p| (None, p)).collect::<Vec<_>>();
+    match target {
+        "template_parse" => {
+            let mut v = files("examples/templates", &docs);
+            v.extend(files("crates/berth-template/tests/fixtures", &docs));
+            plain(v)
+        }
+        "topology_load" => {
+            let mut v = files("examples/topology", &docs);
+            v.extend(files("examples/heat", &|n| n.contains("topology")));
+            plain(v)
+        }
+        "inventory_parse" => plain(files("examples", &|n| n == "inventory.yaml")),
+        "heat_load" => plain(files("examples/heat", &docs)),
+        "assembly_plan" => plain(files("examples/assemblies", &docs)),
+        "cloudpolicy_parse" => files("examples/cloud-policy", &docs)
+            .into_iter()
+            .flat_map(|p| (0u8..3).map(move |b| (Some(b), p.clone())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn fuzz(args: &[String]) -> Result<()> {
+    let mut seconds = 60u64;
+    let mut targets = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--seconds" {
+            let n = it.next().context("`--seconds` needs a number")?;
+            seconds = n
+                .parse()
+                .with_context(|| format!("`--seconds {n}`: expected a whole number"))?;
+        } else {
+            targets.push(a.clone());
+        }
+    }
+    let installed = cargo()
+        .args(["fuzz", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !installed {
+        bail!("cargo-fuzz is not installed; install it with `cargo install cargo-fuzz`");
+    }
+    let out = cargo()
+        .args(["fuzz", "list"])
+        .output()
+        .context("cannot run `cargo fuzz list`")?;
+    let known: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if targets.is_empty() {
+        targets = known.clone();
+    }
+    if let Some(t) = targets.iter().find(|t| !known.contains(t)) {
+        bail!(
+            "unknown fuzz target `{t}`; expected one of: {}",
+            known.join(", ")
+        );
+    }
+    let root = root();
+    for t in &targets {
+        let corpus = root.join("fuzz/corpus").join(t);
+        std::fs::create_dir_all(&corpus)
+            .with_context(|| format!("cannot create {}", corpus.display()))?;
+        for (prefix, seed) in fuzz_seeds(&root, t) {
+            let mut bytes: Vec<u8> = prefix.into_iter().collect();
+            bytes.extend(
+                std::fs::read(&seed).with_context(|| format!("cannot read {}", seed.display()))?,
+            );
+            let name = format!(
+                "seed-{}{}",
+                prefix.map_or(String::new(), |b| format!("{b}-")),
+                seed.file_name().and_then(|n| n.to_str()).unwrap_or("input")
+            );
+            std::fs::write(corpus.join(name), bytes)
+                .with_context(|| format!("cannot write into {}", corpus.display()))?;
+        }
+        let mut f = cargo();
+        // libFuzzer needs nightly-only compiler flags; the stable toolchain accepts them so.
+        f.env("RUSTC_BOOTSTRAP", "1");
+        f.args(["fuzz", "run", "-O", t]);
+        f.arg(&corpus);
+        f.args([
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-rss_limit_mb=2048",
+            "-timeout=10",
+        ]);
+        run(&format!("cargo fuzz run {t} ({seconds} s)"), f)?;
+    }
+    Ok(())
 }
