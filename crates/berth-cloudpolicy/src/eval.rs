@@ -533,6 +533,9 @@ pub struct Selection {
     pub ranked: Vec<Scored>,
     /// Dropped regions in input order.
     pub dropped: Vec<Dropped>,
+    /// The scales the net values were computed with (fixed, or the maximum over the kept
+    /// regions), so a caller can re-weigh the same costs and distances consistently.
+    pub normalization: Normalization,
 }
 
 impl Selection {
@@ -607,5 +610,9 @@ pub fn evaluate(ev: &Evaluation<'_>, regions: &[RegionOption]) -> Selection {
             .total_cmp(&b.net_value)
             .then(a.index.cmp(&b.index))
     });
-    Selection { ranked, dropped }
+    Selection {
+        ranked,
+        dropped,
+        normalization,
+    }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use berth_cloudpolicy::{
     CloudPolicyError, CloudRegion, CloudSelectionPolicy, CostFile, Evaluation, GeoPoint,
-    OwnerCatalog, RegionOption, Rejection, Scaling, Scored, Weights, Workload, evaluate,
+    OwnerCatalog, RegionOption, Rejection, Scaling, Scored, Weights, Workload, evaluate, net_value,
 };
 use berth_inventory::{AttrValue, Candidate, CandidateId, InventoryType};
 use berth_template::{Endpoint, Expr, ObjFunction, Template};
@@ -214,14 +214,6 @@ pub(crate) fn apply(
     let from = origin.as_ref().map(|(_, at)| *at);
     let cost_only = Weights::new(input.weights.cost(), 0.0)
         .map_err(|e| EngineError::invalid(format!("cloud policy weights: {e}")))?;
-    let ev_cost_only = Evaluation {
-        policy: &input.policy,
-        owners: &input.owners,
-        costs: &input.costs,
-        workload: &input.workload,
-        weights: cost_only,
-        scaling: input.scaling,
-    };
     let ev = Evaluation {
         policy: &input.policy,
         owners: &input.owners,
@@ -261,28 +253,27 @@ pub(crate) fn apply(
             });
         }
         let selection = evaluate(&ev, &options);
+        let template_weighs_distance = match (&origin, &template.optimization) {
+            (Some((name, _)), Some(obj)) => weighs_distance(&obj.expr, name, &ds.name),
+            _ => false,
+        };
         let mut scored: Vec<Option<Priced>> = vec![None; options.len()];
         for s in selection.ranked {
             if !s.net_value.is_finite() {
                 continue;
             }
+            // The same cost and scales without the distance part.
+            let objective_term = if template_weighs_distance {
+                let cost = s.cost.as_ref().map_or(0.0, |c| c.total);
+                net_value(cost, s.distance_km, &cost_only, &selection.normalization)
+            } else {
+                s.net_value
+            };
             if let Some(slot) = scored.get_mut(s.index) {
                 *slot = Some(Priced {
-                    objective_term: s.net_value,
+                    objective_term,
                     scored: s,
                 });
-            }
-        }
-        let template_weighs_distance = match (&origin, &template.optimization) {
-            (Some((name, _)), Some(obj)) => weighs_distance(&obj.expr, name, &ds.name),
-            _ => false,
-        };
-        if template_weighs_distance {
-            // Same checks and normalization, so the same regions are kept.
-            for s in evaluate(&ev_cost_only, &options).ranked {
-                if let Some(Some(p)) = scored.get_mut(s.index) {
-                    p.objective_term = s.net_value;
-                }
             }
         }
         let mut reasons: Vec<Option<String>> = vec![None; options.len()];
