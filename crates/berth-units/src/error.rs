@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::threshold::Op;
+use crate::op::Op;
 use crate::unit::{Family, Unit};
 
 /// A threshold, quantity or unit that could not be parsed or converted.

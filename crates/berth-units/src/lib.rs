@@ -45,8 +45,11 @@
 //! # Ok::<(), berth_units::ParseError>(())
 //! ```
 
+// Modules in dependency order: each uses only those above it.
 mod error;
+mod op;
 mod parse;
+mod quantity;
 #[cfg(feature = "serde")]
 mod serde_impl;
 mod threshold;
@@ -56,5 +59,7 @@ mod unit;
 mod proptests;
 
 pub use error::{ParseError, ParseErrorKind};
-pub use threshold::{Op, PropertyUnits, REL_TOLERANCE, Threshold, compare_base};
-pub use unit::{Family, Quantity, Unit};
+pub use op::Op;
+pub use quantity::Quantity;
+pub use threshold::{PropertyUnits, REL_TOLERANCE, Threshold, compare_base};
+pub use unit::{Family, Unit};

@@ -8,6 +8,8 @@
 //! unit      := ASCII letters, looked up case-insensitively
 //! ```
 
+use std::str::FromStr;
+
 use nom::branch::alt;
 use nom::bytes::complete::tag;
 use nom::character::complete::{alpha1, char, digit1, multispace0, one_of};
@@ -15,8 +17,10 @@ use nom::combinator::{opt, recognize, value};
 use nom::{IResult, Parser};
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::threshold::{Op, Threshold};
-use crate::unit::{Family, Quantity, Unit};
+use crate::op::Op;
+use crate::quantity::Quantity;
+use crate::threshold::{PropertyUnits, Threshold};
+use crate::unit::{Family, Unit};
 
 fn op(i: &str) -> IResult<&str, Op> {
     alt((
@@ -289,6 +293,83 @@ pub(crate) fn quantity(input: &str) -> Result<Quantity, ParseError> {
     };
     cursor.end(rest, expected)?;
     cursor.quantity(i, written.number, written.unit.unwrap_or(Unit::One))
+}
+
+// Text entry points of the value types live here, so the types themselves never call the parser.
+
+impl PropertyUnits {
+    /// Parse a threshold string for this property.
+    pub fn parse(&self, input: &str) -> Result<Threshold, ParseError> {
+        Threshold::parse(input, self.family, self.default_unit)
+    }
+}
+
+impl Threshold {
+    /// Parse `[op] number [unit]` or `low-high [unit]` for a property of `family`; values
+    /// without a unit are in `default_unit`, which must belong to `family`.
+    pub fn parse(input: &str, family: Family, default_unit: Unit) -> Result<Threshold, ParseError> {
+        if default_unit.family() != family {
+            return Err(ParseError::new(
+                input,
+                0,
+                format!("a default unit of {family}"),
+                ParseErrorKind::DefaultUnitMismatch {
+                    unit: default_unit,
+                    family,
+                },
+            ));
+        }
+        threshold(input, Some(family), default_unit)
+    }
+
+    /// Parse a threshold whose family is inferred from its unit; without a unit the value is
+    /// dimensionless ([`Unit::One`]).
+    pub fn parse_any(input: &str) -> Result<Threshold, ParseError> {
+        threshold(input, None, Unit::One)
+    }
+}
+
+impl FromStr for Threshold {
+    type Err = ParseError;
+
+    /// Same as [`Threshold::parse_any`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Threshold::parse_any(s)
+    }
+}
+
+impl FromStr for Unit {
+    type Err = ParseError;
+
+    /// Parse a unit word (surrounding whitespace allowed). The empty string is not a unit.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let start = s.len() - s.trim_start().len();
+        let word = s.trim();
+        Unit::lookup(word).ok_or_else(|| {
+            let all: Vec<&str> = Unit::ALL
+                .iter()
+                .filter(|u| **u != Unit::One)
+                .map(|u| u.symbol())
+                .collect();
+            let kind = if word.is_empty() {
+                ParseErrorKind::UnexpectedEnd
+            } else {
+                ParseErrorKind::UnknownUnit {
+                    unit: word.to_owned(),
+                }
+            };
+            ParseError::new(s, start, format!("one of {}", all.join(", ")), kind)
+        })
+    }
+}
+
+impl FromStr for Quantity {
+    type Err = ParseError;
+
+    /// `number [unit]`, no operator; the family is inferred from the unit.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        quantity(s)
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::str::FromStr;
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::unit::{Family, Quantity, Unit};
+use crate::op::Op;
+use crate::quantity::Quantity;
+use crate::unit::{Family, Unit};
 
 /// Relative tolerance under which two base values count as equal in [`Threshold::admits`].
 ///
@@ -20,51 +21,6 @@ pub fn compare_base(a: f64, b: f64) -> Ordering {
         Ordering::Equal
     } else {
         a.partial_cmp(&b).unwrap_or(Ordering::Equal)
-    }
-}
-
-/// A comparison operator of a threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    /// `=` (the default when no operator is written).
-    Eq,
-    /// `<`.
-    Lt,
-    /// `>`.
-    Gt,
-    /// `<=`.
-    Le,
-    /// `>=`.
-    Ge,
-}
-
-impl Op {
-    /// The operator as written: `=`, `<`, `>`, `<=`, `>=`.
-    pub const fn symbol(self) -> &'static str {
-        match self {
-            Op::Eq => "=",
-            Op::Lt => "<",
-            Op::Gt => ">",
-            Op::Le => "<=",
-            Op::Ge => ">=",
-        }
-    }
-
-    /// Whether `ordering` (of the tested value against the threshold value) satisfies the operator.
-    pub const fn accepts(self, ordering: Ordering) -> bool {
-        match self {
-            Op::Eq => matches!(ordering, Ordering::Equal),
-            Op::Lt => matches!(ordering, Ordering::Less),
-            Op::Gt => matches!(ordering, Ordering::Greater),
-            Op::Le => !matches!(ordering, Ordering::Greater),
-            Op::Ge => !matches!(ordering, Ordering::Less),
-        }
-    }
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.symbol())
     }
 }
 
@@ -112,37 +68,9 @@ impl PropertyUnits {
     pub const fn of(family: Family) -> Self {
         PropertyUnits::new(family, family.base_unit())
     }
-
-    /// Parse a threshold string for this property.
-    pub fn parse(&self, input: &str) -> Result<Threshold, ParseError> {
-        Threshold::parse(input, self.family, self.default_unit)
-    }
 }
 
 impl Threshold {
-    /// Parse `[op] number [unit]` or `low-high [unit]` for a property of `family`; values
-    /// without a unit are in `default_unit`, which must belong to `family`.
-    pub fn parse(input: &str, family: Family, default_unit: Unit) -> Result<Threshold, ParseError> {
-        if default_unit.family() != family {
-            return Err(ParseError::new(
-                input,
-                0,
-                format!("a default unit of {family}"),
-                ParseErrorKind::DefaultUnitMismatch {
-                    unit: default_unit,
-                    family,
-                },
-            ));
-        }
-        crate::parse::threshold(input, Some(family), default_unit)
-    }
-
-    /// Parse a threshold whose family is inferred from its unit; without a unit the value is
-    /// dimensionless ([`Unit::One`]).
-    pub fn parse_any(input: &str) -> Result<Threshold, ParseError> {
-        crate::parse::threshold(input, None, Unit::One)
-    }
-
     /// The threshold `= value default_unit` for a bare number (a YAML number rather than a string).
     pub fn from_number(value: f64, default_unit: Unit) -> Result<Threshold, ParseError> {
         Threshold::compare(Op::Eq, Quantity::new(value, default_unit))
@@ -287,15 +215,6 @@ impl fmt::Display for Threshold {
             Threshold::Compare { op, value } => write!(f, "{op}{value}"),
             Threshold::Range { low, high } => write!(f, "{}-{high}", low.value),
         }
-    }
-}
-
-impl FromStr for Threshold {
-    type Err = ParseError;
-
-    /// Same as [`Threshold::parse_any`].
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Threshold::parse_any(s)
     }
 }
 
