@@ -386,18 +386,19 @@ pub(crate) async fn has_error_shape(req: Request, next: Next) -> Response {
     out
 }
 
-/// Parses a JSON body, rendering a parse failure in `dialect` with its line:column.
+/// Parses a JSON body strictly (a repeated key is an error), rendering a failure in `dialect`
+/// with the field path and line:column of the problem.
 pub fn parse_body<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
     dialect: Dialect,
 ) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        let mut err = ApiError::bad_request(format!("invalid JSON body: {e}"), dialect);
+    crate::body::decode(bytes).map_err(|p| {
+        let mut err = ApiError::bad_request(format!("invalid JSON body: {}", p.message), dialect);
         err.diagnostics.push(DiagnosticBody {
-            path: String::new(),
-            line: u32::try_from(e.line()).unwrap_or(u32::MAX),
-            column: u32::try_from(e.column()).unwrap_or(u32::MAX),
-            message: e.to_string(),
+            path: p.path,
+            line: u32::try_from(p.line).unwrap_or(u32::MAX),
+            column: u32::try_from(p.column).unwrap_or(u32::MAX),
+            message: p.message,
         });
         err
     })

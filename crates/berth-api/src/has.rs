@@ -96,17 +96,70 @@ fn links(base: &str, id: &str) -> Value {
     json!([[{"href": format!("{base}/v1/plans/{id}"), "rel": "self"}]])
 }
 
-/// `GET /`: the API versions document.
+/// `GET /`: the API versions document, a list of version descriptors as HAS writes it.
 pub async fn versions(headers: HeaderMap) -> Response {
     let b = base(&headers);
-    Json(json!({"versions": {"values": [{
+    Json(json!({"versions": [version_descriptor(&b)]})).into_response()
+}
+
+/// `GET /v1`: the descriptor of version 1.
+pub async fn version_v1(headers: HeaderMap) -> Response {
+    let b = base(&headers);
+    Json(json!({"version": version_descriptor(&b)})).into_response()
+}
+
+fn version_descriptor(b: &str) -> Value {
+    json!({
         "id": "v1",
-        "status": "EXPERIMENTAL",
-        "updated": "2026-11-22T00:00:00Z",
+        "version": format!("berth:{}", env!("CARGO_PKG_VERSION")),
+        "status": "CURRENT",
+        "updated": "2026-11-25T00:00:00Z",
         "media-types": [{"base": "application/json", "type": "application/vnd.onap.has-v1+json"}],
-        "links": [{"href": format!("{b}/v1"), "rel": "self"}]
-    }]}}))
-    .into_response()
+        "links": [
+            {"href": format!("{b}/v1"), "rel": "self"},
+            {"href": format!("{b}/openapi.json"), "rel": "describedby", "type": "application/json"}
+        ]
+    })
+}
+
+/// `GET /v1/plans/healthcheck`: HAS's health probe, answered like a solved plan named
+/// `healthcheck` once the store answers; open to callers without credentials, as in HAS.
+pub async fn healthcheck(State(st): State<AppState>, headers: HeaderMap) -> Result<Response> {
+    if let Err(e) = st.reservations.store().ping().await {
+        tracing::warn!(error = %e, "healthcheck: store does not answer");
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the store does not answer",
+            D,
+        ));
+    }
+    let plan = json!({
+        "id": "healthcheck",
+        "name": "healthcheck",
+        "status": "solved",
+        "message": "",
+        "recommendations": [],
+        "links": links(&base(&headers), "healthcheck"),
+    });
+    Ok(Json(json!({"plans": [plan]})).into_response())
+}
+
+fn allow(methods: &'static str) -> Response {
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    r.headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static(methods));
+    r
+}
+
+/// `OPTIONS /v1/plans` -> 204 with `Allow: GET,POST`.
+pub async fn options_plans() -> Response {
+    allow("GET,POST")
+}
+
+/// `OPTIONS /v1/plans/{id}` -> 204 with `Allow: GET,DELETE`, or 404 for an unknown plan (as HAS).
+pub async fn options_plan(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response> {
+    find(&st, &id).await?;
+    Ok(allow("GET,DELETE"))
 }
 
 /// `POST /v1/plans` -> 201 `{name, id, status, links}`.
@@ -301,3 +354,6 @@ pub async fn triage(State(st): State<AppState>, Path(id): Path<String>) -> Resul
         .unwrap_or_else(|| json!({}));
     Ok(Json(json!({"plan_id": p.id, "plan_name": p.name, "status": p.status.as_str(), "message": p.message, "triage": triage})).into_response())
 }
+
+#[cfg(test)]
+mod tests;

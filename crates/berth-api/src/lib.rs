@@ -18,10 +18,12 @@
 //!   panics. Promise routes answer `{"result": "conflict"|"error", "message", "offers"?}`.
 //!   Every dialect may add `diagnostics: [{path, line, column, message}]`. A server-side cause
 //!   is logged and never sent.
-//! - Auth is off only when [`AuthConfig::disabled`] is configured; `/healthz` and `/readyz`
-//!   are always open.
+//! - Auth is off only when [`AuthConfig::disabled`] is configured; `/healthz`, `/readyz` and
+//!   HAS's probe `GET /v1/plans/healthcheck` are always open.
+//! - JSON bodies are strict: a repeated key is a 400 naming its path, never "last one wins".
 //! - No panic reaches a client: a panicking handler becomes a 500 problem.
 
+mod body;
 mod error;
 pub mod has;
 mod openapi;
@@ -156,10 +158,19 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
     state.auth = Arc::new(cfg.auth.clone());
     Router::new()
         .route("/", get(has::versions))
-        .route("/v1/plans", post(has::create_plan).get(has::list_plans))
+        .route("/v1", get(has::version_v1))
+        .route(
+            "/v1/plans",
+            post(has::create_plan)
+                .get(has::list_plans)
+                .options(has::options_plans),
+        )
+        .route("/v1/plans/healthcheck", get(has::healthcheck))
         .route(
             "/v1/plans/{id}",
-            get(has::get_plan).delete(has::delete_plan),
+            get(has::get_plan)
+                .delete(has::delete_plan)
+                .options(has::options_plan),
         )
         .route("/v1/triage_tool/{id}", get(has::triage))
         .route("/add-provider", post(promise::add_provider))
@@ -202,7 +213,11 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
 }
 
 async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    let open = matches!(req.uri().path(), "/healthz" | "/readyz");
+    // HAS's health probe is open too: monitors call it without credentials.
+    let open = matches!(
+        (req.method(), req.uri().path()),
+        (_, "/healthz" | "/readyz") | (&axum::http::Method::GET, "/v1/plans/healthcheck")
+    );
     let h = req
         .headers()
         .get(header::AUTHORIZATION)
