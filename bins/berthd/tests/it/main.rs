@@ -137,7 +137,7 @@ fn every_route(c: &Client, d: &Daemon) {
             .as_u16(),
         401
     );
-    assert_eq!(get(c, d, "/").1["versions"]["values"][0]["id"], "v1");
+    assert_eq!(get(c, d, "/").1["versions"][0]["id"], "v1");
     assert_eq!(get(c, d, "/healthz").0, 200);
     assert_eq!(get(c, d, "/openapi.json").1["openapi"], "3.1.0");
     let (s, v) = post(
