@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod db;
+mod races;
 mod tls;
 
 use std::collections::BTreeSet;
