@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod db;
+mod kills;
 mod races;
 mod tls;
 
