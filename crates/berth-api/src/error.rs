@@ -259,7 +259,11 @@ impl ApiError {
             ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        let detail = if status.is_server_error() {
+        let detail = if let ServiceError::WritesRefused { .. } = e {
+            // Our own words on why writes stop; the operator needs them and they leak nothing.
+            tracing::warn!(error = %e, "write refused by the store");
+            e.to_string()
+        } else if status.is_server_error() {
             tracing::error!(error = %e, "request failed");
             match status {
                 StatusCode::SERVICE_UNAVAILABLE => {
@@ -333,6 +337,11 @@ impl IntoResponse for ApiError {
         let mut r = (status, body.to_string()).into_response();
         r.headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            // Every 503 is temporary: say when to try again.
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         r.extensions_mut().insert(Shaped(dialect));
         r
     }

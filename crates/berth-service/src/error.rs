@@ -64,6 +64,12 @@ pub enum ServiceError {
         attempts: u32,
     },
     /// The service is shutting down or overloaded.
+    /// The store refuses writes (full or read-only); reads keep working.
+    #[error("writes are refused: {refusal}")]
+    WritesRefused {
+        /// Why.
+        refusal: berth_store::Refusal,
+    },
     #[error("service unavailable: {message}")]
     Unavailable {
         /// Why.
@@ -98,6 +104,7 @@ impl ServiceError {
             ServiceError::NotFound { .. } => ErrorKind::NotFound,
             ServiceError::KeyReused { .. } => ErrorKind::Conflict,
             ServiceError::Store { .. }
+            | ServiceError::WritesRefused { .. }
             | ServiceError::Contention { .. }
             | ServiceError::Unavailable { .. } => ErrorKind::Unavailable,
             ServiceError::Corrupt { .. } => ErrorKind::Internal,
@@ -136,6 +143,7 @@ impl From<berth_store::StoreError> for ServiceError {
                 what: kind_name(kind),
                 id,
             },
+            S::Refused { refusal, .. } => ServiceError::WritesRefused { refusal },
             S::Corrupt { what, detail } => ServiceError::Corrupt {
                 stream: what.to_owned(),
                 seq: 0,

@@ -1,5 +1,7 @@
 //! `StoreError`: every way a store operation can fail, with fields callers branch on.
 
+use std::fmt;
+
 /// Kind of a stored record, named in errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
@@ -144,6 +146,15 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    /// The database refuses writes: no space left, or the file system or server is read-only.
+    /// Reads still work; writes work again once the cause is gone.
+    #[error("the store refuses writes during {operation}: {refusal}")]
+    Refused {
+        /// What the store was doing.
+        operation: &'static str,
+        /// Why.
+        refusal: Refusal,
+    },
     /// Applying the schema migrations failed.
     #[error("cannot migrate the database schema")]
     Migration {
@@ -162,10 +173,67 @@ pub enum StoreError {
     },
 }
 
+/// Why a database refuses writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// No space left on the device (SQLite `SQLITE_FULL`, PostgreSQL `disk_full`, `ENOSPC`).
+    Full,
+    /// Read-only file system or database (SQLite `SQLITE_READONLY`, PostgreSQL
+    /// `read_only_sql_transaction`, `EROFS`).
+    ReadOnly,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Refusal::Full => "no space left on the database's device; free space to resume writes",
+            Refusal::ReadOnly => {
+                "the database is read-only; make its file system or server writable to resume writes"
+            }
+        })
+    }
+}
+
+impl Refusal {
+    /// The refusal `e` reports, if it is one.
+    pub(crate) fn of(e: &sqlx::Error) -> Option<Refusal> {
+        match e {
+            sqlx::Error::Database(d) => {
+                let code = d.code();
+                let code = code.as_deref().unwrap_or_default();
+                // SQLite reports (extended) result codes as numbers: primary code in the low byte.
+                if let Ok(n) = code.parse::<u32>() {
+                    return match n & 0xff {
+                        13 => Some(Refusal::Full),
+                        8 => Some(Refusal::ReadOnly),
+                        _ => None,
+                    };
+                }
+                match code {
+                    "53100" => Some(Refusal::Full),
+                    "25006" => Some(Refusal::ReadOnly),
+                    _ => None,
+                }
+            }
+            sqlx::Error::Io(io) => match io.raw_os_error() {
+                Some(28) => Some(Refusal::Full),
+                Some(30) => Some(Refusal::ReadOnly),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 impl StoreError {
-    /// Wraps a driver error with what the store was doing.
+    /// Wraps a driver error with what the store was doing; a full or read-only database is a
+    /// [`StoreError::Refused`] callers can tell apart from an outage.
     pub(crate) fn db(operation: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
-        move |source| StoreError::Database { operation, source }
+        move |source| match Refusal::of(&source) {
+            Some(refusal) => StoreError::Refused { operation, refusal },
+            None => StoreError::Database { operation, source },
+        }
     }
 }
 

@@ -84,7 +84,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crypto::{CredentialKey, Secret};
-pub use error::{RecordKind, StoreError};
+pub use error::{RecordKind, Refusal, StoreError};
 pub use model::{
     Append, Backend, BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider,
     NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION,

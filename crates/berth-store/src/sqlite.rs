@@ -12,7 +12,7 @@ use sqlx::sqlite::{
 };
 use std::sync::Arc;
 
-use sqlx::Sqlite;
+use sqlx::{Connection as _, Sqlite, TransactionManager as _};
 use tokio::sync::Mutex;
 
 use crate::sql::WriteTx;
@@ -58,7 +58,22 @@ impl SqliteStore {
             connect = connect
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full);
-            SqlitePoolOptions::new().max_connections(options.max_connections.max(1))
+            SqlitePoolOptions::new()
+                .max_connections(options.max_connections.max(1))
+                .after_release(|conn, _| {
+                    Box::pin(async move {
+                        // A COMMIT that fails on a full or read-only disk leaves SQLite with its
+                        // transaction rolled back but the driver counting one open, so the
+                        // next BEGIN on this connection would fail: close such a connection.
+                        // The ping waits for the rollback queued when the transaction dropped.
+                        conn.ping().await?;
+                        Ok(
+                            <Sqlite as sqlx::Database>::TransactionManager::get_transaction_depth(
+                                conn,
+                            ) == 0,
+                        )
+                    })
+                })
         };
         let pool = pool
             .acquire_timeout(options.acquire_timeout)

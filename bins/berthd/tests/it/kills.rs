@@ -63,7 +63,7 @@ fn start_with_snapshots(dir: &std::path::Path, port: u16, db: &Db) -> Daemon {
         .env("BERTH_MAX_BATCH", "8")
         .current_dir(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(super::daemon_log(dir, port));
     db.configure(&mut cmd);
     let d = Daemon {
         child: cmd.spawn().unwrap(),

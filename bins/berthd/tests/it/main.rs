@@ -7,6 +7,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod db;
+#[cfg(berth_test_mount)]
+mod diskfull;
 mod kills;
 mod races;
 mod tls;
@@ -51,13 +53,36 @@ fn start(dir: &std::path::Path, port: u16, db: &Db) -> Daemon {
         .env("BERTH_LOG", "warn")
         .current_dir(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(daemon_log(dir, port));
     db.configure(&mut cmd);
     let d = Daemon {
         child: cmd.spawn().unwrap(),
         base: format!("http://127.0.0.1:{port}"),
     };
     wait_ready(d, &client())
+}
+
+/// The daemon's log, `berthd-<port>.log` in the test's directory (kept when a test fails).
+fn daemon_log(dir: &std::path::Path, port: u16) -> Stdio {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(format!("berthd-{port}.log")))
+        .map_or_else(|_| Stdio::null(), Stdio::from)
+}
+
+/// Every daemon log in `dir`, for a failure message.
+#[cfg_attr(not(berth_test_mount), allow(dead_code))]
+fn logs(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("berthd-") && name.ends_with(".log") {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            out.push_str(&format!("--- {name}\n{text}"));
+        }
+    }
+    out
 }
 
 /// Waits until `d` answers `/readyz` (30 s at most).

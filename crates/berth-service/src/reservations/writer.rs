@@ -226,7 +226,7 @@ impl Core {
                     return fail(ServiceError::store("unexpected idempotent replay"));
                 }
                 Err(e) => {
-                    tracing::warn!(stream = %self.opts.stream, requests = batch.len(), error = %e, "group commit failed; nothing acknowledged");
+                    tracing::warn!(stream = %self.opts.stream, requests = batch.len(), error = %e, cause = ?std::error::Error::source(&e).map(ToString::to_string), "group commit failed; nothing acknowledged");
                     let e = ServiceError::from(e);
                     self.recover(inner).await;
                     return fail(e);

@@ -303,3 +303,44 @@ async fn a_damaged_snapshot_is_refused_and_older_ones_stay_readable() {
     assert_eq!((legacy.seq, legacy.state.as_str()), (3, r#"{"old":true}"#));
     store.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_read_only_database_refuses_writes_as_such_and_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("berth.db");
+    let url = format!("sqlite://{}", path.display());
+    {
+        let store = berth_store::open(&url).await.unwrap();
+        store.append_commands("cal", 0, &[marker(1)]).await.unwrap();
+        store.close().await.unwrap();
+    }
+    // The same file opened read-only (as on a read-only mount): reads work, writes are refused
+    // with the reason, not as an outage.
+    let store = berth_store::open(&format!("{url}?mode=ro")).await.unwrap();
+    assert_eq!(store.head("cal").await.unwrap(), 1);
+    let e = store
+        .append_commands("cal", 1, &[marker(2)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            StoreError::Refused {
+                refusal: berth_store::Refusal::ReadOnly,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "the store refuses writes during create stream: the database is read-only; make its file system or server writable to resume writes"
+    );
+    // The refusal left no broken connection behind: reads go on, and so do more refusals.
+    assert_eq!(store.head("cal").await.unwrap(), 1);
+    let again = store.append_commands("cal", 1, &[marker(2)]).await;
+    assert!(
+        matches!(again, Err(StoreError::Refused { .. })),
+        "{again:?}"
+    );
+}
