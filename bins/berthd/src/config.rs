@@ -71,8 +71,10 @@ pub struct Auth {
     pub disabled: bool,
     /// HTTP Basic accounts.
     pub basic: Vec<BasicUser>,
-    /// Bearer tokens.
+    /// Bearer tokens that may read and write.
     pub tokens: Vec<String>,
+    /// Bearer tokens that may only read (a write answers 403).
+    pub read_tokens: Vec<String>,
 }
 
 /// One HTTP Basic account.
@@ -83,6 +85,9 @@ pub struct BasicUser {
     pub user: String,
     /// Password.
     pub password: String,
+    /// Reads only (a write answers 403).
+    #[serde(default)]
+    pub read_only: bool,
 }
 
 /// Request limits.
@@ -241,14 +246,24 @@ impl Config {
                     .map(str::to_owned),
             );
         }
-        if let Some(v) = env("BERTH_BASIC_AUTH") {
+        if let Some(v) = env("BERTH_READ_TOKENS") {
+            c.auth.read_tokens.extend(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        for (var, read_only) in [("BERTH_BASIC_AUTH", false), ("BERTH_READ_BASIC_AUTH", true)] {
+            let Some(v) = env(var) else { continue };
             for pair in v.split(',').filter(|p| !p.is_empty()) {
                 let Some((user, password)) = pair.split_once(':') else {
-                    bail!("BERTH_BASIC_AUTH expects user:password[,user:password]")
+                    bail!("{var} expects user:password[,user:password]")
                 };
                 c.auth.basic.push(BasicUser {
                     user: user.into(),
                     password: password.into(),
+                    read_only,
                 });
             }
         }
@@ -280,7 +295,9 @@ impl Config {
     /// (development) and a refusal to start elsewhere; `disabled` off loopback is refused.
     pub fn api_auth(&self) -> Result<berth_api::AuthConfig> {
         let loopback = self.listen.ip().is_loopback();
-        let none = self.auth.basic.is_empty() && self.auth.tokens.is_empty();
+        let none = self.auth.basic.is_empty()
+            && self.auth.tokens.is_empty()
+            && self.auth.read_tokens.is_empty();
         if (self.auth.disabled || none) && !loopback {
             bail!(
                 "auth is off but {} is not a loopback address; configure [auth] basic users or tokens",
@@ -290,15 +307,20 @@ impl Config {
         if self.auth.disabled || none {
             return Ok(berth_api::AuthConfig::disabled());
         }
-        Ok(berth_api::AuthConfig {
-            disabled: false,
-            basic: self
-                .auth
+        let basic = |read_only: bool| {
+            self.auth
                 .basic
                 .iter()
+                .filter(|b| b.read_only == read_only)
                 .map(|b| (b.user.clone(), b.password.clone()))
-                .collect(),
+                .collect()
+        };
+        Ok(berth_api::AuthConfig {
+            disabled: false,
+            basic: basic(false),
             tokens: self.auth.tokens.clone(),
+            read_only_basic: basic(true),
+            read_only_tokens: self.auth.read_tokens.clone(),
         })
     }
 }
@@ -313,7 +335,7 @@ mod tests {
         let f = dir.path().join("b.toml");
         std::fs::write(
             &f,
-            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\n[plans]\nworkers = 3\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
+            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\nread_tokens = [\"r1\", \"r2\"]\nbasic = [{user = \"v\", password = \"w\", read_only = true}]\n[plans]\nworkers = 3\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
         )
         .unwrap();
         let env = |k: &str| match k {
@@ -322,6 +344,8 @@ mod tests {
             "BERTH_SNAPSHOT_EVERY" => Some("0".to_owned()),
             "BERTH_NOTIFY_CA_FILE" => Some("/etc/ca.pem".to_owned()),
             "BERTH_PG_SCHEMA" => Some("b1".to_owned()),
+            "BERTH_READ_TOKENS" => Some("r3".to_owned()),
+            "BERTH_READ_BASIC_AUTH" => Some("ro:pw".to_owned()),
             _ => None,
         };
         let c = Config::load(Some(&f), env).unwrap();
@@ -342,6 +366,14 @@ mod tests {
         assert_eq!(
             (auth.disabled, auth.tokens.len(), auth.basic.len()),
             (false, 1, 1)
+        );
+        assert_eq!(auth.read_only_tokens, ["r1", "r2", "r3"]);
+        assert_eq!(
+            auth.read_only_basic,
+            [
+                ("v".to_owned(), "w".to_owned()),
+                ("ro".to_owned(), "pw".to_owned())
+            ]
         );
         assert_eq!(Config::load(None, |_| None).unwrap(), Config::default());
     }

@@ -111,6 +111,7 @@ pub async fn serve(
         }
         None => None,
     };
+    check_stored_credentials(&*store, key.as_ref()).await?;
     let clock: Arc<dyn WallClock> = Arc::new(SystemClock);
     let opts = ReservationOptions {
         stream: cfg.stream.clone(),
@@ -212,4 +213,34 @@ pub async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
+}
+
+/// Every stored provider secret opens with the configured key: a wrong or missing key stops
+/// the start here, naming the provider, instead of failing at the secret's first use.
+async fn check_stored_credentials(
+    store: &dyn berth_store::Store,
+    key: Option<&berth_store::CredentialKey>,
+) -> anyhow::Result<()> {
+    let providers = store
+        .list_providers()
+        .await
+        .context("cannot list the stored providers")?;
+    for p in providers.iter().filter(|p| p.has_credentials) {
+        let Some(key) = key else {
+            anyhow::bail!(
+                "provider `{}` has stored credentials but no credential key is configured; expected `credential_key` (or BERTH_CREDENTIAL_KEY) set to the key they were stored with",
+                p.name
+            );
+        };
+        store
+            .provider_credentials(&p.name, key)
+            .await
+            .with_context(|| {
+                format!(
+                    "stored secrets do not open with the configured credential key (provider `{}`)",
+                    p.name
+                )
+            })?;
+    }
+    Ok(())
 }

@@ -36,8 +36,25 @@ impl Dialect {
     /// The dialect of the routes under `path`: HAS for `/` and `/v1/...`, Problem otherwise
     /// (Promise handlers choose their dialect themselves).
     pub fn of_path(path: &str) -> Dialect {
+        const PROMISE: &[&str] = &[
+            "/add-provider",
+            "/create-reservation",
+            "/update-reservation",
+            "/cancel-reservation",
+            "/query-reservation",
+            "/create-instance",
+            "/destroy-instance",
+            "/increase-capacity",
+            "/decrease-capacity",
+            "/query-capacity",
+        ];
         if path == "/" || path == "/v1" || path.starts_with("/v1/") {
             Dialect::Has
+        } else if PROMISE.contains(&path)
+            || path.starts_with("/capacity/")
+            || path.starts_with("/reservation/")
+        {
+            Dialect::Promise
         } else {
             Dialect::Problem
         }
@@ -350,20 +367,20 @@ impl IntoResponse for ApiError {
 /// Largest error body read back when reshaping one.
 const RESHAPE_LIMIT: usize = 64 * 1024;
 
-/// Outermost layer: on HAS routes, an error response not written by an [`ApiError`] (from the
-/// router, a body limit, the timeout or the panic guard) is rewritten in the HAS shape — what
-/// HAS's `ParsableErrorMiddleware` does — keeping its text as the explanation.
-pub(crate) async fn has_error_shape(req: Request, next: Next) -> Response {
+/// Outermost layer: an error response not written by an [`ApiError`] (from the router, a body
+/// limit, the timeout or the panic guard) is rewritten in its route's dialect — on HAS routes
+/// what HAS's `ParsableErrorMiddleware` does — keeping its text as the explanation, so every
+/// error a client sees is JSON in the shape it parses.
+pub(crate) async fn error_shape(req: Request, next: Next) -> Response {
     let dialect = Dialect::of_path(req.uri().path());
     let method = req.method().clone();
     let resp = next.run(req).await;
     let status = resp.status();
-    if dialect != Dialect::Has
-        || !(status.is_client_error() || status.is_server_error())
-        || matches!(
-            resp.extensions().get::<Shaped>(),
-            Some(Shaped(Dialect::Has))
-        )
+    if !(status.is_client_error() || status.is_server_error())
+        || resp
+            .extensions()
+            .get::<Shaped>()
+            .is_some_and(|s| s.0 == dialect)
     {
         return resp;
     }
@@ -382,7 +399,7 @@ pub(crate) async fn has_error_shape(req: Request, next: Next) -> Response {
         (None, _) if !text.trim().is_empty() => text.trim().to_owned(),
         (None, _) => webob_status(status).2.to_owned(),
     };
-    let mut out = ApiError::new(status, detail, Dialect::Has).into_response();
+    let mut out = ApiError::new(status, detail, dialect).into_response();
     // Keep what the inner layers said beyond the body (Allow, WWW-Authenticate).
     for name in [header::ALLOW, header::WWW_AUTHENTICATE, header::RETRY_AFTER] {
         if let Some(v) = parts.headers.get(&name) {

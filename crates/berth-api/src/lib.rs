@@ -50,15 +50,28 @@ pub use error::{
 };
 pub use openapi::openapi_json;
 
-/// Who may call the API.
+/// Who may call the API, and whether they may write.
 #[derive(Debug, Clone, Default)]
 pub struct AuthConfig {
     /// No checks at all (only for loopback development; the daemon enforces that).
     pub disabled: bool,
-    /// HTTP Basic user/password pairs.
+    /// HTTP Basic user/password pairs that may read and write.
     pub basic: Vec<(String, String)>,
-    /// Bearer tokens.
+    /// Bearer tokens that may read and write.
     pub tokens: Vec<String>,
+    /// HTTP Basic user/password pairs that may only read (403 on a write).
+    pub read_only_basic: Vec<(String, String)>,
+    /// Bearer tokens that may only read (403 on a write).
+    pub read_only_tokens: Vec<String>,
+}
+
+/// What a caller's credentials allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only: GET, and the Promise queries.
+    Read,
+    /// Everything.
+    Write,
 }
 
 impl AuthConfig {
@@ -70,33 +83,51 @@ impl AuthConfig {
         }
     }
 
-    fn allows(&self, authorization: Option<&str>) -> bool {
+    /// The access `authorization` grants, `None` when it grants nothing. Every configured
+    /// credential is compared (in constant time each), so timing tells nothing of which matched.
+    pub fn access(&self, authorization: Option<&str>) -> Option<Access> {
         if self.disabled {
-            return true;
+            return Some(Access::Write);
         }
-        let Some(h) = authorization else { return false };
+        let h = authorization?;
         if let Some(token) = h.strip_prefix("Bearer ") {
-            return self
-                .tokens
-                .iter()
-                .any(|t| eq_ct(t.as_bytes(), token.trim().as_bytes()));
+            let token = token.trim().as_bytes();
+            let any = |list: &[String]| {
+                list.iter()
+                    .fold(false, |hit, t| hit | eq_ct(t.as_bytes(), token))
+            };
+            return best(any(&self.tokens), any(&self.read_only_tokens));
         }
-        if let Some(b64) = h.strip_prefix("Basic ") {
-            let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else {
-                return false;
-            };
-            let Ok(text) = String::from_utf8(raw) else {
-                return false;
-            };
-            let Some((u, p)) = text.split_once(':') else {
-                return false;
-            };
-            return self.basic.iter().any(|(bu, bp)| {
-                eq_ct(bu.as_bytes(), u.as_bytes()) & eq_ct(bp.as_bytes(), p.as_bytes())
-            });
-        }
-        false
+        let b64 = h.strip_prefix("Basic ")?;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .ok()?;
+        let text = String::from_utf8(raw).ok()?;
+        let (u, p) = text.split_once(':')?;
+        let any = |list: &[(String, String)]| {
+            list.iter().fold(false, |hit, (bu, bp)| {
+                hit | (eq_ct(bu.as_bytes(), u.as_bytes()) & eq_ct(bp.as_bytes(), p.as_bytes()))
+            })
+        };
+        best(any(&self.basic), any(&self.read_only_basic))
     }
+}
+
+fn best(write: bool, read: bool) -> Option<Access> {
+    if write {
+        Some(Access::Write)
+    } else if read {
+        Some(Access::Read)
+    } else {
+        None
+    }
+}
+
+/// True when a request changes state: anything but GET/HEAD/OPTIONS and the Promise queries.
+fn is_write(method: &axum::http::Method, path: &str) -> bool {
+    use axum::http::Method;
+    !(matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+        || matches!(path, "/query-reservation" | "/query-capacity"))
 }
 
 /// Equality without an early exit on the first differing byte.
@@ -208,7 +239,7 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
             cfg.request_timeout,
         ))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn(error::has_error_shape))
+        .layer(middleware::from_fn(error::error_shape))
         .with_state(state)
 }
 
@@ -222,10 +253,22 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    if open || st.auth.allows(h) {
-        return next.run(req).await;
-    }
     let dialect = Dialect::of_path(req.uri().path());
+    match (open, st.auth.access(h)) {
+        (true, _) | (false, Some(Access::Write)) => return next.run(req).await,
+        (false, Some(Access::Read)) => {
+            if !is_write(req.method(), req.uri().path()) {
+                return next.run(req).await;
+            }
+            let detail = format!(
+                "these credentials may only read; expected read-write credentials for {} {}",
+                req.method(),
+                req.uri().path()
+            );
+            return ApiError::new(StatusCode::FORBIDDEN, detail, dialect).into_response();
+        }
+        (false, None) => {}
+    }
     // HAS's own words (conductor `plans.check_auth`), on its routes.
     let detail = match (dialect, h) {
         (Dialect::Has, None) => {

@@ -11,6 +11,8 @@ use tower::ServiceExt;
 
 use super::*;
 
+mod roles;
+
 pub(crate) const INVENTORY: &str = "
 candidates:
   - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10, cloud_owner: att, location_id: dfw, physical_location_id: DLLSTX}
@@ -41,6 +43,8 @@ pub(crate) async fn app() -> Router {
         disabled: false,
         basic: vec![("admin".into(), "pw".into())],
         tokens: vec!["tok".into()],
+        read_only_basic: vec![("viewer".into(), "vpw".into())],
+        read_only_tokens: vec!["ro".into()],
     };
     router(
         AppState::new(res, plans, None),
@@ -138,8 +142,11 @@ async fn auth_is_required_except_for_health() {
             )
         )
     );
-    // Elsewhere a problem.
+    // On Promise routes in Promise's shape; elsewhere a problem.
     let (s, v, ct) = call_with(&app, Method::POST, "/query-capacity", Some(json!({})), None).await;
+    assert_eq!((s, ct.as_str()), (401, "application/json"));
+    assert_eq!(v["result"], "error");
+    let (s, v, ct) = call_with(&app, Method::GET, "/metrics", None, None).await;
     assert_eq!((s, ct.as_str()), (401, "application/problem+json"));
     assert_eq!(v["status"], 401);
     assert_eq!(

@@ -11,6 +11,7 @@ mod db;
 mod diskfull;
 mod kills;
 mod races;
+mod secrets;
 mod tls;
 
 use std::collections::BTreeSet;
@@ -46,11 +47,17 @@ fn free_port() -> u16 {
 }
 
 fn start(dir: &std::path::Path, port: u16, db: &Db) -> Daemon {
+    start_env(dir, port, db, &[])
+}
+
+/// [`start`] with more (or overriding) environment variables.
+fn start_env(dir: &std::path::Path, port: u16, db: &Db, env: &[(&str, &str)]) -> Daemon {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_berthd"));
     cmd.env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
         .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
         .env("BERTH_TOKENS", TOKEN)
         .env("BERTH_LOG", "warn")
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(daemon_log(dir, port));
