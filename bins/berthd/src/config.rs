@@ -98,6 +98,8 @@ pub struct Limits {
     pub body_bytes: usize,
     /// Seconds per request.
     pub request_timeout_secs: u64,
+    /// Requests in progress at once; more are shed with 503 and `Retry-After` (0: no limit).
+    pub max_in_flight: usize,
 }
 
 impl Default for Limits {
@@ -105,6 +107,7 @@ impl Default for Limits {
         Limits {
             body_bytes: 4 << 20,
             request_timeout_secs: 30,
+            max_in_flight: 1024,
         }
     }
 }
@@ -271,6 +274,16 @@ impl Config {
             c.plans.workers = v
                 .parse()
                 .with_context(|| format!("BERTH_PLAN_WORKERS `{v}` is not a number"))?;
+        }
+        if let Some(v) = env("BERTH_MAX_IN_FLIGHT") {
+            c.limits.max_in_flight = v
+                .parse()
+                .with_context(|| format!("BERTH_MAX_IN_FLIGHT `{v}` is not a number"))?;
+        }
+        if let Some(v) = env("BERTH_REQUEST_TIMEOUT_SECS") {
+            c.limits.request_timeout_secs = v
+                .parse()
+                .with_context(|| format!("BERTH_REQUEST_TIMEOUT_SECS `{v}` is not a number"))?;
         }
         if let Some(v) = env("BERTH_MAX_BATCH") {
             c.journal.max_batch = v

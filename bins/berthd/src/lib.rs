@@ -152,6 +152,7 @@ pub async fn serve(
         auth,
         body_limit: cfg.limits.body_bytes,
         request_timeout: Duration::from_secs(cfg.limits.request_timeout_secs.max(1)),
+        max_in_flight: cfg.limits.max_in_flight,
     };
     let app = berth_api::router(
         berth_api::AppState::new(Arc::clone(&reservations), plans, metrics),

@@ -144,6 +144,9 @@ pub struct ApiConfig {
     pub body_limit: usize,
     /// Time allowed for one request.
     pub request_timeout: Duration,
+    /// Requests served at once; more are shed at once with 503 and `Retry-After` (0: no
+    /// limit). Health probes and metrics are never shed.
+    pub max_in_flight: usize,
 }
 
 impl Default for ApiConfig {
@@ -152,6 +155,7 @@ impl Default for ApiConfig {
             auth: AuthConfig::default(),
             body_limit: 4 << 20,
             request_timeout: Duration::from_secs(30),
+            max_in_flight: 1024,
         }
     }
 }
@@ -233,6 +237,11 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         .route("/openapi.json", get(openapi_doc))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), auth))
+        .layer(middleware::from_fn_with_state(
+            (cfg.max_in_flight > 0)
+                .then(|| Arc::new(tokio::sync::Semaphore::new(cfg.max_in_flight))),
+            shed,
+        ))
         .layer(DefaultBodyLimit::max(cfg.body_limit))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
@@ -283,6 +292,38 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
         HeaderValue::from_static("Basic realm=\"berth\""),
     );
     r
+}
+
+/// Sheds load: past `max_in_flight` requests in progress, a request is answered 503 at once
+/// rather than queued, so the accepted ones keep their latency and memory stays bounded.
+async fn shed(
+    State(limit): State<Option<Arc<tokio::sync::Semaphore>>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let probe = matches!(
+        req.uri().path(),
+        "/healthz" | "/readyz" | "/metrics" | "/v1/plans/healthcheck"
+    );
+    let Some(limit) = limit.filter(|_| !probe) else {
+        return next.run(req).await;
+    };
+    match limit.try_acquire_owned() {
+        Ok(permit) => {
+            let r = next.run(req).await;
+            drop(permit);
+            r
+        }
+        Err(_) => {
+            metrics::counter!("berth_requests_shed_total").increment(1);
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded: too many requests in progress; try again after the Retry-After delay",
+                Dialect::of_path(req.uri().path()),
+            )
+            .into_response()
+        }
+    }
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {

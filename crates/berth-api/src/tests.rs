@@ -12,6 +12,7 @@ use tower::ServiceExt;
 use super::*;
 
 mod roles;
+mod shed;
 
 pub(crate) const INVENTORY: &str = "
 candidates:

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use berthd::loadtest::{LoadOptions, run};
+use berthd::loadtest::{LoadOptions, overload, run};
 use clap::Parser;
 
 /// Load test of the Berth daemon.
@@ -31,6 +31,16 @@ struct Args {
     /// Commands per transaction of the in-process daemon (1 turns group commit off).
     #[arg(long, default_value_t = berthd::config::Journal::default().max_batch)]
     max_batch: usize,
+    /// Requests the in-process daemon serves at once before shedding with 503 (0: no limit).
+    #[arg(long, default_value_t = berthd::config::Limits::default().max_in_flight)]
+    max_in_flight: usize,
+    /// Instead of the phases: measure the saturation rate, then offer FACTOR times it
+    /// open-loop and report accepted/shed, latencies, memory and losses.
+    #[arg(long, value_name = "FACTOR")]
+    overload: Option<f64>,
+    /// Seconds of the overload.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
 }
 
 fn main() -> ExitCode {
@@ -43,6 +53,7 @@ fn main() -> ExitCode {
         plans_per_client: a.plans,
         plan_workers: a.workers,
         max_batch: a.max_batch.max(1),
+        max_in_flight: a.max_in_flight,
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -54,6 +65,39 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(factor) = a.overload {
+        return match rt.block_on(overload(&opts, factor, a.seconds)) {
+            Ok(r) => {
+                println!(
+                    "{} clients, in-flight limit {}",
+                    opts.clients, opts.max_in_flight
+                );
+                println!("{}", r.saturation);
+                println!(
+                    "offered {:.0}/s ({factor}x saturation = {:.0}/s) for {:.1} s",
+                    r.offered_per_second, r.target_per_second, a.seconds
+                );
+                println!("{}", r.accepted);
+                println!(
+                    "shed with 503 + Retry-After: {} (p99 {:.2} ms); other errors: {}",
+                    r.shed, r.shed_p99_ms, r.other
+                );
+                if let (Some(b), Some(p)) = (r.rss_before_mib, r.rss_peak_mib) {
+                    println!("resident memory: {b:.0} MiB before, {p:.0} MiB peak");
+                }
+                println!("acknowledged reservations lost: {}", r.lost);
+                if r.lost > 0 {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            Err(e) => {
+                eprintln!("berth-loadtest: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     match rt.block_on(run(&opts)) {
         Ok(report) => {
             println!(
