@@ -81,8 +81,9 @@ fn peak_with(grants: &[&Ask], ask: &Ask) -> u64 {
     peak(&all)
 }
 
-/// Sends `asks` at once (one thread each, released together) and returns each answer.
-fn race(base: &str, zone: &str, asks: &[Ask]) -> Vec<(u16, Value)> {
+/// Sends `asks` at once (one thread each, released together, spread over the daemons at
+/// `bases`) and returns each answer.
+fn race(clients: &[Client], bases: &[String], zone: &str, asks: &[Ask]) -> Vec<(u16, Value)> {
     let barrier = Arc::new(Barrier::new(asks.len()));
     let answers = Arc::new(Mutex::new(vec![(0u16, Value::Null); asks.len()]));
     let threads: Vec<_> = asks
@@ -90,14 +91,14 @@ fn race(base: &str, zone: &str, asks: &[Ask]) -> Vec<(u16, Value)> {
         .cloned()
         .enumerate()
         .map(|(i, a)| {
-            let (barrier, answers, base, zone) = (
+            let (barrier, answers, base, zone, c) = (
                 Arc::clone(&barrier),
                 Arc::clone(&answers),
-                base.to_owned(),
+                bases[i % bases.len()].clone(),
                 zone.to_owned(),
+                clients[i % clients.len()].clone(),
             );
             std::thread::spawn(move || {
-                let c = client();
                 let body = json!({"zone": zone, "capacity": {"units": a.amount},
                     "start": a.start.to_rfc3339(), "end": a.end.to_rfc3339()});
                 barrier.wait();
@@ -182,9 +183,12 @@ fn check_round(
     granted.len()
 }
 
-fn last_unit_races(dir: &std::path::Path, db: &Db) {
-    let mut d = start(dir, free_port(), db);
+fn last_unit_races(dir: &std::path::Path, db: &Db, daemons: usize) {
+    let mut all: Vec<Daemon> = (0..daemons).map(|_| start(dir, free_port(), db)).collect();
+    let bases: Vec<String> = all.iter().map(|d| d.base.clone()).collect();
     let c = client();
+    // One client per racer, kept across rounds (a blocking client owns a runtime).
+    let pool: Vec<Client> = (0..CLIENTS).map(|_| client()).collect();
     let t0 = Utc::now() + TimeDelta::days(1);
     for round in 0..rounds() {
         let mut rng = Rng(round as u64);
@@ -192,7 +196,7 @@ fn last_unit_races(dir: &std::path::Path, db: &Db) {
         let zone = format!("race{round}");
         let (s, v) = post(
             &c,
-            &d,
+            &all[0],
             "/increase-capacity",
             json!({"zone": zone, "capacity": {"units": cap}}),
         );
@@ -224,19 +228,25 @@ fn last_unit_races(dir: &std::path::Path, db: &Db) {
                 }
             })
             .collect();
-        let answers = race(&d.base, &zone, &asks);
-        let n = check_round(&c, &d, &zone, cap, &asks, &answers);
-        if shape == 0 {
-            assert_eq!(n as u64, cap, "{zone}: {n} granted of {cap} free units");
+        let answers = race(&pool, &bases, &zone, &asks);
+        // Every daemon must agree with the model, not only the one that granted.
+        for d in &all {
+            let n = check_round(&c, d, &zone, cap, &asks, &answers);
+            if shape == 0 {
+                assert_eq!(n as u64, cap, "{zone}: {n} granted of {cap} free units");
+            }
         }
     }
-    terminate(&mut d);
+    for d in &mut all {
+        terminate(d);
+    }
 }
 
 /// Reservations grow through `update-reservation` while new ones are created, all at once.
 fn growth_races(dir: &std::path::Path, db: &Db) {
     let mut d = start(dir, free_port(), db);
     let c = client();
+    let pool: Vec<Client> = (0..CLIENTS).map(|_| client()).collect();
     let t0 = Utc::now() + TimeDelta::days(1);
     let window = (t0, t0 + TimeDelta::hours(4));
     for round in 0..rounds().div_ceil(10) {
@@ -289,8 +299,8 @@ fn growth_races(dir: &std::path::Path, db: &Db) {
                         "start": window.0.to_rfc3339(), "end": window.1.to_rfc3339()}),
                     )
                 };
+                let c = pool[i].clone();
                 std::thread::spawn(move || {
-                    let c = client();
                     barrier.wait();
                     let r = c
                         .post(format!("{base}{}", body.0))
@@ -373,7 +383,7 @@ fn growth_races(dir: &std::path::Path, db: &Db) {
 #[test]
 fn last_unit_races_on_sqlite() {
     let dir = site();
-    last_unit_races(dir.path(), &Db::sqlite(dir.path()));
+    last_unit_races(dir.path(), &Db::sqlite(dir.path()), 1);
 }
 
 #[test]
@@ -387,7 +397,16 @@ fn growth_races_on_sqlite() {
 fn last_unit_races_on_postgres() {
     let dir = site();
     let db = Db::postgres("races");
-    last_unit_races(dir.path(), &db);
+    last_unit_races(dir.path(), &db, 1);
+    db.drop_schema();
+}
+
+#[cfg(berth_test_postgres)]
+#[test]
+fn last_unit_races_across_two_daemons_on_postgres() {
+    let dir = site();
+    let db = Db::postgres("races2");
+    last_unit_races(dir.path(), &db, 2);
     db.drop_schema();
 }
 
