@@ -176,6 +176,10 @@ fn codegen(check: bool) -> Result<()> {
 }
 
 fn loadtest(extra: &[String]) -> Result<()> {
+    // Both binaries: `--overload` starts a real `berthd` beside the load generator.
+    let mut b = cargo();
+    b.args(["build", "--release", "-p", "berthd", "--bins"]);
+    run("cargo build --release -p berthd", b)?;
     let mut l = cargo();
     l.args([
         "run",

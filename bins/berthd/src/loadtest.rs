@@ -1,6 +1,8 @@
 //! The load test: N concurrent HTTP clients against a daemon (an in-process one on a temporary
 //! SQLite file unless a URL is given), measuring reservations/s and plans/s with p50/p99.
 
+mod overload;
+
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -84,6 +86,8 @@ impl std::fmt::Display for Phase {
         )
     }
 }
+
+pub use overload::{OverloadOptions, OverloadReport, overload};
 
 /// The `q` quantile (0..=1) of sorted `v`, nearest rank.
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -312,196 +316,6 @@ pub async fn run(opts: &LoadOptions) -> Result<Report> {
     })
 }
 
-/// An overload run: the saturation rate measured closed-loop, then `factor` times that rate
-/// offered open-loop for a while.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OverloadReport {
-    /// Closed-loop reservations at the configured concurrency: the saturation rate.
-    pub saturation: Phase,
-    /// Rate the generator was asked to offer, per second.
-    pub target_per_second: f64,
-    /// Rate it did offer, per second (below the target when the client machine saturates).
-    pub offered_per_second: f64,
-    /// Reservations accepted during the overload, with their latencies.
-    pub accepted: Phase,
-    /// Requests shed with 503 (each carrying `Retry-After`).
-    pub shed: usize,
-    /// 503s without `Retry-After`, other statuses and transport errors.
-    pub other: usize,
-    /// Shed answers' p99 latency, ms.
-    pub shed_p99_ms: f64,
-    /// Acknowledged reservations the daemon no longer lists afterwards (must be 0).
-    pub lost: usize,
-    /// Resident memory of the process (daemon and client, in process) before, MiB.
-    pub rss_before_mib: Option<f64>,
-    /// Its peak during the overload, MiB.
-    pub rss_peak_mib: Option<f64>,
-}
-
-/// Resident set size of this process, MiB (Linux).
-fn rss_mib() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb / 1024.0)
-}
-
-fn reservation_body() -> Value {
-    let end = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
-    json!({"zone": "loadtest", "capacity": {"instances": "1"}, "end": end})
-}
-
-/// Measures the saturation rate, then offers `factor` times it for `seconds`, and checks that
-/// every acknowledged reservation is kept.
-pub async fn overload(opts: &LoadOptions, factor: f64, seconds: f64) -> Result<OverloadReport> {
-    let running = Running::start(opts, opts.clients.max(256)).await?;
-    let t = std::sync::Arc::clone(&running.target);
-    let grow = json!({"zone": "loadtest", "capacity": {"instances": 1_000_000_000u64}});
-    if !t
-        .post("/increase-capacity", &grow)
-        .send()
-        .await?
-        .status()
-        .is_success()
-    {
-        bail!("increase-capacity failed");
-    }
-    // Saturation: closed loop for a few seconds.
-    let window = Duration::from_secs(3);
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..opts.clients {
-        let t = std::sync::Arc::clone(&t);
-        tasks.push(tokio::spawn(async move {
-            let (mut lat, mut errors) = (Vec::new(), 0);
-            while started.elapsed() < window {
-                let t0 = Instant::now();
-                match t
-                    .post("/create-reservation", &reservation_body())
-                    .send()
-                    .await
-                {
-                    Ok(r) if r.status().is_success() => lat.push(t0.elapsed().as_secs_f64() * 1e3),
-                    _ => errors += 1,
-                }
-            }
-            (lat, errors)
-        }));
-    }
-    let (lat, errors) = collect(tasks).await;
-    let saturation = phase(
-        "saturation (closed)",
-        lat,
-        errors,
-        started.elapsed().as_secs_f64(),
-    );
-    let target = saturation.per_second() * factor;
-    if target <= 0.0 {
-        bail!("nothing was accepted while measuring the saturation rate");
-    }
-
-    // Overload: open loop at `target` per second, every request on its own task.
-    let rss_before = rss_mib();
-    let peak = std::sync::Arc::new(std::sync::Mutex::new(rss_before.unwrap_or(0.0)));
-    let sampling = {
-        let peak = std::sync::Arc::clone(&peak);
-        tokio::spawn(async move {
-            loop {
-                if let (Some(now), Ok(mut p)) = (rss_mib(), peak.lock()) {
-                    *p = p.max(now);
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        })
-    };
-    let total = (target * seconds).ceil() as usize;
-    let interval = Duration::from_secs_f64(1.0 / target);
-    let started = Instant::now();
-    let mut tasks = Vec::with_capacity(total);
-    for i in 0..total {
-        let due = started + interval.mul_f64(i as f64);
-        let now = Instant::now();
-        if due > now {
-            tokio::time::sleep(due - now).await;
-        }
-        let t = std::sync::Arc::clone(&t);
-        tasks.push(tokio::spawn(async move {
-            let t0 = Instant::now();
-            let r = t
-                .post("/create-reservation", &reservation_body())
-                .send()
-                .await;
-            let ms = t0.elapsed().as_secs_f64() * 1e3;
-            match r {
-                Ok(r) if r.status().is_success() => {
-                    let id = r
-                        .json::<Value>()
-                        .await
-                        .ok()
-                        .and_then(|v| v["reservation-id"].as_str().map(str::to_owned));
-                    (0u8, ms, id)
-                }
-                Ok(r) if r.status().as_u16() == 503 && r.headers().contains_key("retry-after") => {
-                    (1, ms, None)
-                }
-                _ => (2, ms, None),
-            }
-        }));
-    }
-    let offered_secs = started.elapsed().as_secs_f64();
-    let (mut accepted, mut shed_lat, mut other, mut acked) =
-        (Vec::new(), Vec::new(), 0, Vec::new());
-    for task in tasks {
-        match task.await {
-            Ok((0, ms, id)) => {
-                accepted.push(ms);
-                acked.extend(id);
-            }
-            Ok((1, ms, _)) => shed_lat.push(ms),
-            _ => other += 1,
-        }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    sampling.abort();
-    let rss_peak = rss_before.and_then(|_| peak.lock().ok().map(|p| *p));
-    shed_lat.sort_by(f64::total_cmp);
-
-    // Every acknowledged reservation is kept.
-    let v: Value = t
-        .post("/query-reservation", &json!({"zone": "loadtest"}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let listed: std::collections::BTreeSet<&str> = v["reservations"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let lost = acked
-        .iter()
-        .filter(|id| !listed.contains(id.as_str()))
-        .count();
-    running.stop().await?;
-    Ok(OverloadReport {
-        saturation,
-        target_per_second: target,
-        offered_per_second: total as f64 / offered_secs.max(1e-9),
-        accepted: phase("accepted (overload)", accepted, 0, elapsed),
-        shed: shed_lat.len(),
-        other,
-        shed_p99_ms: quantile(&shed_lat, 0.99),
-        lost,
-        rss_before_mib: rss_before,
-        rss_peak_mib: rss_peak,
-    })
-}
-
 async fn collect(tasks: Vec<tokio::task::JoinHandle<(Vec<f64>, usize)>>) -> (Vec<f64>, usize) {
     let mut lat = Vec::new();
     let mut errors = 0;
@@ -559,21 +373,6 @@ mod tests {
         );
         assert_eq!(quantile(&[], 0.5), 0.0);
         assert_eq!(quantile(&[7.0], 0.01), 7.0);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn overload_sheds_with_retry_after_and_loses_nothing() {
-        // A tiny in-flight limit makes shedding certain even at a low offered rate.
-        let opts = LoadOptions {
-            clients: 8,
-            max_in_flight: 2,
-            ..LoadOptions::default()
-        };
-        let r = overload(&opts, 4.0, 0.5).await.unwrap();
-        assert!(r.saturation.ok > 0, "{r:?}");
-        assert!(r.shed > 0, "nothing was shed: {r:?}");
-        assert!(r.accepted.ok > 0, "{r:?}");
-        assert_eq!((r.lost, r.other), (0, 0), "{r:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

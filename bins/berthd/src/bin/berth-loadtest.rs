@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use berthd::loadtest::{LoadOptions, overload, run};
+use berthd::loadtest::{LoadOptions, OverloadOptions, overload, run};
 use clap::Parser;
 
 /// Load test of the Berth daemon.
@@ -41,6 +41,12 @@ struct Args {
     /// Seconds of the overload.
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
+    /// The `berthd` binary the overload starts (default: beside this program).
+    #[arg(long, value_name = "PATH")]
+    daemon: Option<std::path::PathBuf>,
+    /// Most connections the overload generator opens.
+    #[arg(long, default_value_t = 4096)]
+    max_connections: usize,
 }
 
 fn main() -> ExitCode {
@@ -66,24 +72,48 @@ fn main() -> ExitCode {
         }
     };
     if let Some(factor) = a.overload {
-        return match rt.block_on(overload(&opts, factor, a.seconds)) {
+        let daemon = a.daemon.unwrap_or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent().map(|d| d.join("berthd")))
+                .unwrap_or_else(|| "berthd".into())
+        });
+        let o = OverloadOptions {
+            daemon,
+            factor,
+            seconds: a.seconds,
+            clients: opts.clients,
+            max_in_flight: opts.max_in_flight,
+            max_connections: a.max_connections,
+        };
+        return match rt.block_on(overload(&o)) {
             Ok(r) => {
                 println!(
-                    "{} clients, in-flight limit {}",
-                    opts.clients, opts.max_in_flight
+                    "berthd {} the generator; {} saturation connections; in-flight limit {}",
+                    if r.pinned {
+                        "pinned to core 0, apart from"
+                    } else {
+                        "sharing all cores with"
+                    },
+                    o.clients,
+                    o.max_in_flight
                 );
                 println!("{}", r.saturation);
                 println!(
-                    "offered {:.0}/s ({factor}x saturation = {:.0}/s) for {:.1} s",
-                    r.offered_per_second, r.target_per_second, a.seconds
+                    "offered {:.0}/s open-loop ({factor}x saturation = {:.0}/s) for {:.1} s; not sent (all {} connections busy): {}",
+                    r.offered_per_second,
+                    r.target_per_second,
+                    o.seconds,
+                    o.max_connections,
+                    r.not_sent
                 );
                 println!("{}", r.accepted);
                 println!(
-                    "shed with 503 + Retry-After: {} (p99 {:.2} ms); other errors: {}",
+                    "shed with 503 + Retry-After: {} (p99 {:.2} ms); other answers or transport errors: {}",
                     r.shed, r.shed_p99_ms, r.other
                 );
-                if let (Some(b), Some(p)) = (r.rss_before_mib, r.rss_peak_mib) {
-                    println!("resident memory: {b:.0} MiB before, {p:.0} MiB peak");
+                if let Some((b, p)) = r.daemon_rss_mib {
+                    println!("berthd resident memory: {b:.0} MiB before, {p:.0} MiB peak");
                 }
                 println!("acknowledged reservations lost: {}", r.lost);
                 if r.lost > 0 {

@@ -10,6 +10,7 @@ mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;
 mod kills;
+mod overload;
 mod races;
 mod secrets;
 mod tls;
