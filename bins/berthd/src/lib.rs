@@ -2,6 +2,7 @@
 //! `berthd` binary parses arguments and calls [`serve`]; the load test reuses it in process.
 
 pub mod config;
+mod conn;
 pub mod loadtest;
 pub mod tls;
 
@@ -165,22 +166,21 @@ pub async fn serve(
             .with_context(|| format!("cannot listen on {}", cfg.listen))?,
     };
     let local = listener.local_addr().unwrap_or(cfg.listen);
+    let limits = conn::ConnLimits {
+        max_connections: cfg.limits.max_connections,
+        header_timeout: Duration::from_secs(cfg.limits.header_timeout_secs.max(1)),
+    };
     match tls {
         Some(tls) => {
             tracing::info!(listen = %local, "berthd serving HTTPS");
             let listener = tls::TlsListener::new(listener, tls).context("cannot serve TLS")?;
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
+            conn::serve(listener, app, limits, shutdown).await;
         }
         None => {
             tracing::info!(listen = %local, "berthd serving");
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
+            conn::serve(listener, app, limits, shutdown).await;
         }
     }
-    .context("server failed")?;
     tracing::info!("shutting down");
     let _ = stop_tx.send(true);
     let _ = timer.await;

@@ -155,7 +155,7 @@ impl Default for ApiConfig {
             auth: AuthConfig::default(),
             body_limit: 4 << 20,
             request_timeout: Duration::from_secs(30),
-            max_in_flight: 1024,
+            max_in_flight: 64,
         }
     }
 }

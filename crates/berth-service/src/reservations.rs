@@ -323,7 +323,23 @@ impl ReservationService {
             core.rebuild(&mut inner).await?;
         }
         let (queue, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(writer::run(Arc::clone(&core), rx));
+        // The writer gets a thread of its own: however many connections the HTTP side is
+        // juggling, commits keep their pace (on a shared worker it waits its turn behind them).
+        let writer_core = Arc::clone(&core);
+        std::thread::Builder::new()
+            .name("berth-writer".into())
+            .spawn(move || {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt.block_on(writer::run(writer_core, rx)),
+                    Err(e) => tracing::error!(error = %e, "cannot start the writer's runtime"),
+                }
+            })
+            .map_err(|e| ServiceError::Unavailable {
+                message: format!("cannot start the writer thread: {e}"),
+            })?;
         let svc = ReservationService { core, queue };
         svc.tick().await?;
         Ok(Arc::new(svc))

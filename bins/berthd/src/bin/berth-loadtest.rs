@@ -109,8 +109,8 @@ fn main() -> ExitCode {
                 );
                 println!("{}", r.accepted);
                 println!(
-                    "shed with 503 + Retry-After: {} (p99 {:.2} ms); other answers or transport errors: {}",
-                    r.shed, r.shed_p99_ms, r.other
+                    "shed with 503 + Retry-After: {} (p99 {:.2} ms); no answer within 10 s: {}; other answers or transport errors: {}",
+                    r.shed, r.shed_p99_ms, r.timed_out, r.other
                 );
                 if let Some((b, p)) = r.daemon_rss_mib {
                     println!("berthd resident memory: {b:.0} MiB before, {p:.0} MiB peak");

@@ -19,6 +19,8 @@ use tokio::sync::Mutex;
 use super::{Phase, phase, quantile};
 
 const TOKEN: &str = "overload-token";
+/// How long a generated request may take, connecting included, before its client gives up.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -56,6 +58,8 @@ pub struct OverloadReport {
     pub shed_p99_ms: f64,
     /// Not sent: every one of `max_connections` was busy.
     pub not_sent: usize,
+    /// Gave up after 10 s without an answer (waiting for a connection included).
+    pub timed_out: usize,
     /// Any other answer or a transport error.
     pub other: usize,
     /// Acknowledged reservations the daemon does not list afterwards (must be 0).
@@ -308,18 +312,26 @@ pub async fn overload(opts: &OverloadOptions) -> Result<OverloadReport> {
         let (wire, idle, open) = (Arc::clone(&wire), Arc::clone(&idle), Arc::clone(&open));
         tasks.push(tokio::spawn(async move {
             let t0 = Instant::now();
-            let conn = match conn {
-                Some(c) => Ok(c),
-                None => TcpStream::connect(&wire.addr).await,
+            // A client gives up after CLIENT_TIMEOUT, connecting included, as real ones do.
+            let attempt = async {
+                let mut conn = match conn {
+                    Some(c) => c,
+                    None => TcpStream::connect(&wire.addr).await?,
+                };
+                let answer = exchange(&mut conn, &wire.request).await?;
+                Ok::<_, std::io::Error>((conn, answer))
             };
-            let Ok(mut conn) = conn else {
-                open.fetch_sub(1, Ordering::Relaxed);
-                return (2u8, 0.0, None);
-            };
-            let answer = exchange(&mut conn, &wire.request).await;
+            let answer = tokio::time::timeout(CLIENT_TIMEOUT, attempt).await;
             let ms = t0.elapsed().as_secs_f64() * 1e3;
+            let answer = match answer {
+                Ok(a) => a,
+                Err(_) => {
+                    open.fetch_sub(1, Ordering::Relaxed);
+                    return (3u8, ms, None);
+                }
+            };
             match answer {
-                Ok(a) => {
+                Ok((conn, a)) => {
                     idle.lock().await.push(conn);
                     match a.status {
                         200 => (0, ms, reservation_id(&a.body)),
@@ -336,7 +348,8 @@ pub async fn overload(opts: &OverloadOptions) -> Result<OverloadReport> {
     }
     let sent_secs = started.elapsed().as_secs_f64();
     let sent = tasks.len();
-    let (mut accepted, mut shed, mut other, mut acked) = (Vec::new(), Vec::new(), 0, Vec::new());
+    let (mut accepted, mut shed, mut other, mut timed_out, mut acked) =
+        (Vec::new(), Vec::new(), 0, 0, Vec::new());
     for t in tasks {
         match t.await {
             Ok((0, ms, id)) => {
@@ -344,6 +357,7 @@ pub async fn overload(opts: &OverloadOptions) -> Result<OverloadReport> {
                 acked.extend(id);
             }
             Ok((1, ms, _)) => shed.push(ms),
+            Ok((3, _, _)) => timed_out += 1,
             _ => other += 1,
         }
     }
@@ -379,6 +393,7 @@ pub async fn overload(opts: &OverloadOptions) -> Result<OverloadReport> {
         shed: shed.len(),
         shed_p99_ms: quantile(&shed, 0.99),
         not_sent,
+        timed_out,
         other,
         lost,
         daemon_rss_mib: rss_before.map(|b| (b, peak)),
