@@ -48,6 +48,7 @@
 mod controller;
 mod error;
 mod filter;
+mod ids;
 mod load;
 mod model;
 mod provider;

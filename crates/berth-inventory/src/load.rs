@@ -367,7 +367,9 @@ impl Cx {
                 self.error(
                     &p,
                     v.pos,
-                    format!("unknown {key} `{s}`; expected `cloud` or `service`"),
+                    format!(
+                        "unknown {key} `{s}`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst"
+                    ),
                 );
                 None
             }
@@ -402,7 +404,7 @@ impl Cx {
             self.error(
                 path,
                 v.pos,
-                "missing `inventory_type`; expected `cloud` or `service`",
+                "missing `inventory_type`; expected cloud, service, nsi, nssi, nst, slice_profiles, transport or vfmodule",
             );
         }
         let mut c = Candidate::new(

@@ -68,7 +68,7 @@ extra: 1
             error: candidates[0].lattitude (9:5): unknown key `lattitude`; did you mean `latitude`?
             error: candidates[1].candidate_id (10:19): duplicate candidate id `dfw1`; first defined at 2:5
             error: candidates[2] (12:5): `latitude` given without `longitude`
-            error: candidates[2].inventory_type (13:21): unknown inventory_type `clown`; expected `cloud` or `service`
+            error: candidates[2].inventory_type (13:21): unknown inventory_type `clown`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst
             error: candidates[2].attributes.a (15:21): expected a scalar or a list of scalars, found mapping
             error: candidates[2].attributes.b[1] (15:43): expected a scalar, found list
             error: candidates[2].flavors[0] (17:9): missing flavor `name`
