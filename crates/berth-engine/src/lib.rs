@@ -60,6 +60,7 @@ mod options;
 mod outcome;
 mod plan;
 mod resolve;
+mod slicing;
 
 pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload};
 pub use berth_constraints::LatencyModel;

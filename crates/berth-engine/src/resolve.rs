@@ -12,6 +12,7 @@ use berth_inventory::{
 use berth_template::{Candidate as TCandidate, InventoryType as TType, Requirement, Template};
 
 use crate::EngineError;
+use crate::slicing;
 
 /// The search space plus what the inventory removed and which demands are `unique`.
 pub(crate) struct Resolution {
@@ -38,14 +39,17 @@ fn kind_name(k: RemovalKind) -> &'static str {
     }
 }
 
-fn inventory_type(t: TType, demand: &str) -> Result<InventoryType, String> {
-    match t {
-        TType::Cloud => Ok(InventoryType::Cloud),
-        TType::Service => Ok(InventoryType::Service),
-        other => Err(format!(
-            "demand `{demand}` asks for inventory type `{other}`, which the inventory does not serve; expected cloud or service"
-        )),
-    }
+fn inventory_type(t: TType, _demand: &str) -> Result<InventoryType, String> {
+    Ok(match t {
+        TType::Cloud => InventoryType::Cloud,
+        TType::Service => InventoryType::Service,
+        TType::Transport => InventoryType::Transport,
+        TType::Vfmodule => InventoryType::Vfmodule,
+        TType::Nssi => InventoryType::Nssi,
+        TType::Nsi => InventoryType::Nsi,
+        TType::SliceProfiles => InventoryType::SliceProfiles,
+        TType::Nst => InventoryType::Nst,
+    })
 }
 
 fn attr_filter(
@@ -145,7 +149,9 @@ fn requirement(
     req.service_type.clone_from(&r.service_type);
     req.service_id.clone_from(&r.service_id);
     req.default_cost = r.default_cost;
-    for (k, v) in r.attributes.iter().chain(&r.filtering_attributes) {
+    let generated = slicing::generates(ty, &r.filtering_attributes);
+    let filtering = r.filtering_attributes.iter().filter(|_| !generated);
+    for (k, v) in r.attributes.iter().chain(filtering) {
         match attr_filter(demand, k, v) {
             Ok(Some(f)) => {
                 req.attributes.insert(k.clone(), f);
@@ -195,14 +201,40 @@ pub(crate) fn resolve(
         let mut kept_ids: BTreeSet<CandidateId> = BTreeSet::new();
         let mut removed: Vec<(CandidateId, String)> = Vec::new();
         let mut existing = None;
-        for r in &demand.requirements {
-            let req = match requirement(&demand.name, r, provider) {
+        let mut unserved = Vec::new();
+        for (ri, r) in demand.requirements.iter().enumerate() {
+            let mut req = match requirement(&demand.name, r, provider) {
                 Ok(req) => req,
                 Err(mut e) => {
                     problems.append(&mut e);
                     continue;
                 }
             };
+            let path = format!("demands.{}[{ri}]", demand.name);
+            if slicing::generates(req.inventory_type, &r.filtering_attributes) {
+                match slicing::generate(
+                    &demand.name,
+                    &path,
+                    r.inventory_provider.as_deref(),
+                    &r.filtering_attributes,
+                    &r.default_attributes,
+                ) {
+                    Ok(cs) if cs.is_empty() => continue,
+                    Ok(cs) => req.candidates = cs,
+                    Err(mut e) => {
+                        problems.append(&mut e);
+                        continue;
+                    }
+                }
+            } else if req.candidates.is_empty()
+                && !provider.serves(&req.inventory_provider, req.inventory_type)
+            {
+                unserved.push(format!(
+                    "{path}.inventory_type: no configured inventory provider serves inventory type `{}` under provider `{}`; expected an inventory with candidates of that type",
+                    req.inventory_type, req.inventory_provider
+                ));
+                continue;
+            }
             let resolved = provider
                 .resolve_demand(&req)
                 .map_err(|e| EngineError::Unavailable {
@@ -211,14 +243,20 @@ pub(crate) fn resolve(
             if existing.is_none() {
                 existing = req.existing_placement.clone();
             }
-            for c in resolved.candidates {
+            for mut c in resolved.candidates {
                 if kept_ids.insert(c.candidate_id.clone()) {
+                    if !r.default_attributes.is_empty() {
+                        slicing::with_defaults(Arc::make_mut(&mut c), &r.default_attributes);
+                    }
                     kept.push(c);
                 }
             }
             for r in resolved.removed.iter() {
                 removed.push((r.candidate_id().clone(), kind_name(r.kind()).to_owned()));
             }
+        }
+        if unserved.len() == demand.requirements.len() {
+            problems.append(&mut unserved);
         }
         // A candidate kept by one requirement is not removed; report each removal once.
         let mut seen = BTreeSet::new();
