@@ -213,7 +213,13 @@ fn recommendation(p: &Value) -> Value {
         attributes.insert("aic_version".into(), v);
     }
     if let Some(Value::Object(extra)) = p.get("attributes") {
+        // HAS's slicing candidates (nsi, nssi, nst, slice_profiles, ...) are flat: clients
+        // read `candidate.instance_name`, `candidate.latency`.
+        let flat = !matches!(text("inventory_type").as_deref(), Some("cloud" | "service"));
         for (k, v) in extra {
+            if flat {
+                candidate.entry(k.clone()).or_insert_with(|| v.clone());
+            }
             attributes.entry(k.clone()).or_insert_with(|| v.clone());
         }
     }
