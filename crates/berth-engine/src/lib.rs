@@ -69,4 +69,4 @@ pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};
 pub use outcome::{DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status};
 pub use plan::{candidate_json, plan};
-pub use resolve::removal_name;
+pub use resolve::{Unserved, removal_name, unserved};

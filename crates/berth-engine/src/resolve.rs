@@ -187,6 +187,75 @@ fn requirement(
     }
 }
 
+/// A requirement no configured inventory provider serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unserved {
+    /// The demand's name.
+    pub demand: String,
+    /// The requirement's position in the demand's list.
+    pub requirement: usize,
+    /// The inventory type asked for.
+    pub inventory_type: InventoryType,
+    /// The inventory provider name asked for (empty when none was given).
+    pub provider: String,
+}
+
+impl Unserved {
+    /// The field path of the requirement's `inventory_type`: `demands.vG[0].inventory_type`.
+    pub fn path(&self) -> String {
+        format!(
+            "demands.{}[{}].inventory_type",
+            self.demand, self.requirement
+        )
+    }
+
+    /// What is wrong, without the path.
+    pub fn message(&self) -> String {
+        format!(
+            "no configured inventory provider serves inventory type `{}` under provider `{}`; expected an inventory with candidates of that type",
+            self.inventory_type, self.provider
+        )
+    }
+}
+
+impl std::fmt::Display for Unserved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path(), self.message())
+    }
+}
+
+/// The requirements no provider serves, for demands none of whose requirements is served.
+/// A demand with one served requirement is fine (the others just offer nothing, as in HAS);
+/// generated slice profiles and explicit `candidates` need no provider.
+pub fn unserved(template: &Template, provider: &dyn InventoryProvider) -> Vec<Unserved> {
+    let mut out = Vec::new();
+    for demand in template.demands.values() {
+        let mut missing = Vec::new();
+        for (i, r) in demand.requirements.iter().enumerate() {
+            let ty = r
+                .inventory_type
+                .and_then(|t| inventory_type(t, &demand.name).ok())
+                .unwrap_or(InventoryType::Cloud);
+            let name = r.inventory_provider.as_deref().unwrap_or_default();
+            if r.candidates.is_empty()
+                && !slicing::generates(ty, &r.filtering_attributes)
+                && !provider.serves(name, ty)
+            {
+                missing.push(Unserved {
+                    demand: demand.name.clone(),
+                    requirement: i,
+                    inventory_type: ty,
+                    provider: name.to_owned(),
+                });
+            }
+        }
+        if !demand.requirements.is_empty() && missing.len() == demand.requirements.len() {
+            out.append(&mut missing);
+        }
+    }
+    out
+}
+
 /// Resolves every demand through the provider and locates every location it can.
 pub(crate) fn resolve(
     template: &Template,
@@ -201,7 +270,6 @@ pub(crate) fn resolve(
         let mut kept_ids: BTreeSet<CandidateId> = BTreeSet::new();
         let mut removed: Vec<(CandidateId, String)> = Vec::new();
         let mut existing = None;
-        let mut unserved = Vec::new();
         for (ri, r) in demand.requirements.iter().enumerate() {
             let mut req = match requirement(&demand.name, r, provider) {
                 Ok(req) => req,
@@ -226,14 +294,6 @@ pub(crate) fn resolve(
                         continue;
                     }
                 }
-            } else if req.candidates.is_empty()
-                && !provider.serves(&req.inventory_provider, req.inventory_type)
-            {
-                unserved.push(format!(
-                    "{path}.inventory_type: no configured inventory provider serves inventory type `{}` under provider `{}`; expected an inventory with candidates of that type",
-                    req.inventory_type, req.inventory_provider
-                ));
-                continue;
             }
             let resolved = provider
                 .resolve_demand(&req)
@@ -254,9 +314,6 @@ pub(crate) fn resolve(
             for r in resolved.removed.iter() {
                 removed.push((r.candidate_id().clone(), kind_name(r.kind()).to_owned()));
             }
-        }
-        if unserved.len() == demand.requirements.len() {
-            problems.append(&mut unserved);
         }
         // A candidate kept by one requirement is not removed; report each removal once.
         let mut seen = BTreeSet::new();
