@@ -246,3 +246,64 @@ fn a_type_no_provider_serves_is_invalid_input_naming_the_requirement() {
     .unwrap();
     assert_eq!(o.status, Status::Solved);
 }
+
+/// Two demands, a weighted sum of their latencies; `unique` (written as HAS does, a string)
+/// on the slice demand only.
+fn two_demands(unique: &str) -> String {
+    format!(
+        r#"homing_template_version: 2020-08-13
+demands:
+  slice:
+    - inventory_provider: aai
+      inventory_type: nsi
+      unique: "{unique}"
+      filtering_attributes:
+        model-invariant-id: 3f0e8c8a-7a44-4b63-a2b5-5a9c6e7d1001
+        service-role: [nsi, nssi]
+  template:
+    - {{inventory_provider: aai, inventory_type: nst, region: RegionOne, unique: "false"}}
+optimization:
+  goal: minimize
+  operation_function:
+    operator: sum
+    operands:
+      - {{function: attribute, weight: 2, params: {{demand: slice, attribute: latency}}}}
+      - {{function: attribute, weight: 1, params: {{demand: template, attribute: latency}}}}
+"#
+    )
+}
+
+fn objectives(unique: &str) -> Vec<(f64, String)> {
+    let provider = StaticProvider::parse(INVENTORY).unwrap();
+    let t = berth_template::load(&two_demands(unique), &Default::default()).unwrap();
+    let opts = PlanOptions {
+        clock: Some(Arc::new(FixedClock)),
+        solutions: 3,
+        ..PlanOptions::default()
+    };
+    let o = plan(&t, &provider, &opts).unwrap();
+    o.solutions
+        .iter()
+        .map(|s| {
+            let name = s.placements["slice"]["attributes"]["instance_name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            (s.objective, name)
+        })
+        .collect()
+}
+
+#[test]
+fn weighted_attribute_objective_and_unique_as_has() {
+    // Slices: factory_a 18 ms, factory_b 45 ms; templates in RegionOne: 10 ms, 28 ms.
+    // 2*18+10 = 46, 2*18+28 = 64, 2*45+10 = 100.
+    let a = "nsi_factory_a".to_owned();
+    let b = "nsi_factory_b".to_owned();
+    assert_eq!(
+        objectives("false"),
+        vec![(46.0, a.clone()), (64.0, a.clone()), (100.0, b.clone())]
+    );
+    // A unique slice candidate used by one plan is not offered to the next: two plans only.
+    assert_eq!(objectives("true"), vec![(46.0, a), (100.0, b)]);
+}
