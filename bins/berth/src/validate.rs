@@ -43,6 +43,12 @@ pub fn run(args: &Args) -> Result<u8> {
                 .with_context(|| format!("cannot read inventory {}", path.display()))?;
             match StaticProvider::parse(&text) {
                 Ok(p) => Some(p),
+                Err(berth_inventory::InventoryError::Invalid { diagnostics }) => {
+                    for d in &diagnostics {
+                        eprintln!("{}: {}: {d}", path.display(), d.severity);
+                    }
+                    return Ok(exit::DOMAIN);
+                }
                 Err(e) => {
                     eprintln!("{}: error: {e}", path.display());
                     return Ok(exit::DOMAIN);
@@ -58,11 +64,15 @@ pub fn run(args: &Args) -> Result<u8> {
             files: loaded.files,
             ..Default::default()
         };
-        let mut diags = berth_template::validate(&loaded.text, &opts);
-        if let Some(provider) = &provider {
-            diags.extend(unserved(&loaded.text, &opts, provider));
-        }
+        let diags = berth_template::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
+        // With an inventory: demands that nothing in it serves.
+        let served = provider
+            .as_ref()
+            .map(|p| unserved(&loaded.text, &opts, p))
+            .unwrap_or_default();
+        let valid = valid && !served.iter().any(Diagnostic::is_error);
+        let diags: Vec<Diagnostic> = diags.into_iter().chain(served).collect();
         all_valid &= valid;
         match args.format {
             Format::Json => {

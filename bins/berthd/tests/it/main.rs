@@ -6,9 +6,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod compat_slicing;
 mod db;
 mod tls;
+
+/// ONAP network-slicing flows (nsi, nssi, nst, generated slice profiles).
+mod compat_slicing;
 
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
