@@ -39,8 +39,9 @@ fn kind_name(k: RemovalKind) -> &'static str {
     }
 }
 
-fn inventory_type(t: TType, _demand: &str) -> Result<InventoryType, String> {
-    Ok(match t {
+/// The inventory's name for a template inventory type (every type has one).
+fn inventory_type(t: TType) -> InventoryType {
+    match t {
         TType::Cloud => InventoryType::Cloud,
         TType::Service => InventoryType::Service,
         TType::Transport => InventoryType::Transport,
@@ -49,7 +50,7 @@ fn inventory_type(t: TType, _demand: &str) -> Result<InventoryType, String> {
         TType::Nsi => InventoryType::Nsi,
         TType::SliceProfiles => InventoryType::SliceProfiles,
         TType::Nst => InventoryType::Nst,
-    })
+    }
 }
 
 fn attr_filter(
@@ -89,7 +90,7 @@ fn candidate(
 ) -> Candidate {
     let ty = tc
         .inventory_type
-        .and_then(|t| inventory_type(t, "").ok())
+        .map(inventory_type)
         .or_else(|| tc.candidate_type.as_deref().and_then(|t| t.parse().ok()))
         .unwrap_or(fallback);
     let mut c = provider
@@ -137,13 +138,9 @@ fn requirement(
     provider: &dyn InventoryProvider,
 ) -> Result<DemandRequirement, Vec<String>> {
     let mut problems = Vec::new();
-    let ty = match r.inventory_type {
-        Some(t) => inventory_type(t, demand).unwrap_or_else(|e| {
-            problems.push(e);
-            InventoryType::Cloud
-        }),
-        None => InventoryType::Cloud,
-    };
+    let ty = r
+        .inventory_type
+        .map_or(InventoryType::Cloud, inventory_type);
     let mut req =
         DemandRequirement::new(demand, r.inventory_provider.clone().unwrap_or_default(), ty);
     req.service_type.clone_from(&r.service_type);
@@ -234,8 +231,7 @@ pub fn unserved(template: &Template, provider: &dyn InventoryProvider) -> Vec<Un
         for (i, r) in demand.requirements.iter().enumerate() {
             let ty = r
                 .inventory_type
-                .and_then(|t| inventory_type(t, &demand.name).ok())
-                .unwrap_or(InventoryType::Cloud);
+                .map_or(InventoryType::Cloud, inventory_type);
             let name = r.inventory_provider.as_deref().unwrap_or_default();
             if r.candidates.is_empty()
                 && !slicing::generates(ty, &r.filtering_attributes)
