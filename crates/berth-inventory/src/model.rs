@@ -737,4 +737,20 @@ mod tests {
         assert_eq!(get("state"), None);
         assert_eq!(get("nonsense"), None);
     }
+
+    #[test]
+    fn every_inventory_type_round_trips_and_unknown_names_list_them_all() {
+        for t in InventoryType::ALL {
+            assert_eq!(t.as_str().parse::<InventoryType>().ok(), Some(t));
+            assert_eq!(
+                serde_json::to_value(t).ok(),
+                Some(serde_json::Value::String(t.as_str().to_owned()))
+            );
+        }
+        let err = "slices".parse::<InventoryType>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown inventory type `slices`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst"
+        );
+    }
 }
