@@ -20,8 +20,20 @@ fn example(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// The daemon, killed (by its own pid) if a failed assertion unwinds before the graceful stop.
+struct Running(Daemon);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.child.try_wait(), Ok(None)) {
+            let _ = self.0.child.kill();
+            let _ = self.0.child.wait();
+        }
+    }
+}
+
 /// `berthd` on a loopback port with the slicing inventory and Basic credentials only.
-fn start(dir: &Path) -> Daemon {
+fn start(dir: &Path) -> Running {
     let port = free_port();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_berthd"));
     cmd.env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
@@ -39,7 +51,7 @@ fn start(dir: &Path) -> Daemon {
         child: cmd.spawn().unwrap(),
         base: format!("http://127.0.0.1:{port}"),
     };
-    wait_ready(d, &client())
+    Running(wait_ready(d, &client()))
 }
 
 /// A HAS `POST /v1/plans` body around a template.
@@ -177,7 +189,8 @@ fn attributes(p: &Value, demand: &str) -> Value {
 #[test]
 fn compat_slicing_flows_over_http_with_basic_auth() {
     let dir = tempfile::tempdir().unwrap();
-    let mut d = start(dir.path());
+    let mut running = start(dir.path());
+    let d = &running.0;
     let c = client();
 
     // Without credentials: 401, as HAS.
@@ -187,7 +200,7 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     // Reuse: the existing slice instance within 25 ms is cheaper than a new one.
     let p = run_plan(
         &c,
-        &d,
+        d,
         has_request(
             "nsi_reuse",
             urllc(json!("3f0e8c8a-7a44-4b63-a2b5-5a9c6e7d1002"), "minimize"),
@@ -207,7 +220,7 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     // With create: maximizing creation_cost picks a generated slice profile.
     let p = run_plan(
         &c,
-        &d,
+        d,
         has_request(
             "nsi_create",
             urllc(json!("3f0e8c8a-7a44-4b63-a2b5-5a9c6e7d1002"), "maximize"),
@@ -237,7 +250,7 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     // No nsi: no instance has any of the listed model versions; a slice profile is offered.
     let p = run_plan(
         &c,
-        &d,
+        d,
         has_request(
             "no_nsi",
             urllc(
@@ -254,7 +267,7 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     assert_eq!(attributes(&p, "URLLC")["creation_cost"], 0.7);
 
     // nssi: the subnet instance with the lowest latency.
-    let p = run_plan(&c, &d, has_request("nssi", nssi(15)));
+    let p = run_plan(&c, d, has_request("nssi", nssi(15)));
     assert_eq!(p["status"], "done", "{p}");
     let cand = candidate(&p, "URLLC_core");
     assert_eq!(cand["inventory_type"], "nssi");
@@ -262,13 +275,13 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     assert_eq!(attributes(&p, "URLLC_core")["latency"], 8);
 
     // nssi unmatched: nothing within 5 ms.
-    let p = run_plan(&c, &d, has_request("nssi_unmatched", nssi(5)));
+    let p = run_plan(&c, d, has_request("nssi_unmatched", nssi(5)));
     assert_eq!(p["status"], "not found", "{p}");
     assert_eq!(p["recommendations"], json!([]));
 
     // nst, from the shipped example file (its YAML text as the envelope's `template`).
     let text = std::fs::read_to_string(example("nst.yaml")).unwrap();
-    let p = run_plan(&c, &d, has_request("nst", Value::String(text)));
+    let p = run_plan(&c, d, has_request("nst", Value::String(text)));
     assert_eq!(p["status"], "done", "{p}");
     let cand = candidate(&p, "urllc_template");
     assert_eq!(cand["inventory_type"], "nst");
@@ -277,7 +290,7 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     // A type no configured provider serves: the plan ends `error` naming the requirement.
     let p = run_plan(
         &c,
-        &d,
+        d,
         has_request(
             "unserved",
             json!({
@@ -294,5 +307,5 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
         "{p}"
     );
 
-    terminate(&mut d);
+    terminate(&mut running.0);
 }
