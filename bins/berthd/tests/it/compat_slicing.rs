@@ -266,6 +266,35 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     assert_eq!(candidate(&p, "URLLC")["inventory_type"], "slice_profiles");
     assert_eq!(attributes(&p, "URLLC")["creation_cost"], 0.7);
 
+    // An instance with two service profiles is offered per profile (candidate_id is the
+    // profile's id, instance_id the instance's); the 35 ms profile fails the threshold.
+    let p = run_plan(
+        &c,
+        d,
+        has_request(
+            "nsi_profiles",
+            json!({
+                "homing_template_version": "2020-08-13",
+                "demands": {"campus": [{
+                    "inventory_provider": "aai",
+                    "inventory_type": "nsi",
+                    "unique": "true",
+                    "filtering_attributes": {"model-invariant-id": "3f0e8c8a-7a44-4b63-a2b5-5a9c6e7d3001"}
+                }]},
+                "constraints": {"t": {"type": "threshold", "demands": ["campus"], "properties": {
+                    "evaluate": [{"attribute": "latency", "operator": "lte", "threshold": 20, "unit": "ms"}]
+                }}}
+            }),
+        ),
+    );
+    assert_eq!(p["status"], "done", "{p}");
+    let cand = candidate(&p, "campus");
+    assert_eq!(cand["candidate_id"], "sp-campus-robots");
+    assert_eq!(cand["instance_id"], "6b1c1f0e-1f43-4a51-9d0a-0a1e5e0c7104");
+    assert_eq!(cand["instance_name"], "nsi_campus");
+    assert_eq!(cand["profile_id"], "sp-campus-robots");
+    assert_eq!(attributes(&p, "campus")["reliability"], 99.999);
+
     // nssi: the subnet instance with the lowest latency.
     let p = run_plan(&c, d, has_request("nssi", nssi(15)));
     assert_eq!(p["status"], "done", "{p}");

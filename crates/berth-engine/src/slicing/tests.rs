@@ -307,3 +307,32 @@ fn weighted_attribute_objective_and_unique_as_has() {
     // A unique slice candidate used by one plan is not offered to the next: two plans only.
     assert_eq!(objectives("true"), vec![(46.0, a), (100.0, b)]);
 }
+
+#[test]
+fn an_instance_with_profiles_is_offered_once_per_profile() {
+    let o = solve(
+        "homing_template_version: 2020-08-13
+demands:
+  campus:
+    - inventory_provider: aai
+      inventory_type: nsi
+      filtering_attributes: {model-invariant-id: 3f0e8c8a-7a44-4b63-a2b5-5a9c6e7d3001}
+constraints:
+  t: {type: threshold, demands: [campus], properties: {evaluate: [{attribute: latency, operator: lte, threshold: 20, unit: ms}]}}
+",
+    )
+    .unwrap();
+    assert_eq!(o.status, Status::Solved);
+    let p = placed(&o, "campus");
+    assert_eq!(p["candidate_id"], "sp-campus-robots");
+    assert_eq!(
+        p["attributes"]["instance_id"],
+        "6b1c1f0e-1f43-4a51-9d0a-0a1e5e0c7104"
+    );
+    assert_eq!(p["attributes"]["instance_name"], "nsi_campus");
+    assert_eq!(p["attributes"]["latency"], 12);
+    assert_eq!(
+        o.triage["campus"].removed["sp-campus-video"], "t",
+        "the 35 ms profile fails the threshold"
+    );
+}
