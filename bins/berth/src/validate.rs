@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use berth_doc::{Diagnostic, Severity};
+use berth_inventory::StaticProvider;
 
 use crate::exit;
 use crate::input;
@@ -18,6 +20,10 @@ pub struct Args {
     /// Directory `get_file` paths are relative to (default: each template's directory).
     #[arg(long, value_name = "DIR")]
     files_dir: Option<PathBuf>,
+    /// Inventory file: also report demands asking for an inventory type (under a provider
+    /// name) that nothing in it serves.
+    #[arg(long, value_name = "FILE")]
+    inventory: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -30,6 +36,26 @@ enum Format {
 }
 
 pub fn run(args: &Args) -> Result<u8> {
+    let provider = match &args.inventory {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read inventory {}", path.display()))?;
+            match StaticProvider::parse(&text) {
+                Ok(p) => Some(p),
+                Err(berth_inventory::InventoryError::Invalid { diagnostics }) => {
+                    for d in &diagnostics {
+                        eprintln!("{}: {}: {d}", path.display(), d.severity);
+                    }
+                    return Ok(exit::DOMAIN);
+                }
+                Err(e) => {
+                    eprintln!("{}: error: {e}", path.display());
+                    return Ok(exit::DOMAIN);
+                }
+            }
+        }
+    };
     let mut all_valid = true;
     for path in &args.templates {
         let loaded = input::read_template(path, args.files_dir.as_deref())?;
@@ -40,6 +66,13 @@ pub fn run(args: &Args) -> Result<u8> {
         };
         let diags = berth_template::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
+        // With an inventory: demands that nothing in it serves.
+        let served = provider
+            .as_ref()
+            .map(|p| unserved(&loaded.text, &opts, p))
+            .unwrap_or_default();
+        let valid = valid && !served.iter().any(Diagnostic::is_error);
+        let diags: Vec<Diagnostic> = diags.into_iter().chain(served).collect();
         all_valid &= valid;
         match args.format {
             Format::Json => {
@@ -67,4 +100,42 @@ pub fn run(args: &Args) -> Result<u8> {
         }
     }
     Ok(if all_valid { exit::OK } else { exit::DOMAIN })
+}
+
+/// Demands of a loadable template that no provider of the inventory serves, as errors at
+/// the requirement's `inventory_type` (line:column when the template has that key).
+fn unserved(
+    text: &str,
+    opts: &berth_template::LoadOptions,
+    provider: &StaticProvider,
+) -> Vec<Diagnostic> {
+    let Ok(template) = berth_template::load(text, opts) else {
+        return Vec::new();
+    };
+    let doc = berth_doc::parse(text).ok();
+    berth_engine::unserved(&template, provider)
+        .into_iter()
+        .map(|u| {
+            let pos = doc
+                .as_ref()
+                .and_then(|d| d.as_map())
+                .and_then(|m| m.get("demands"))
+                .and_then(|d| d.as_map())
+                .and_then(|m| m.get(&u.demand))
+                .and_then(|reqs| match &reqs.kind {
+                    berth_doc::Kind::Seq(items) => items.get(u.requirement),
+                    _ => None,
+                })
+                .and_then(|r| r.as_map())
+                .and_then(|m| m.get("inventory_type"))
+                .map_or(berth_doc::Pos::UNKNOWN, |v| v.pos);
+            Diagnostic {
+                severity: Severity::Error,
+                path: u.path(),
+                line: pos.line,
+                column: pos.column,
+                message: u.message(),
+            }
+        })
+        .collect()
 }

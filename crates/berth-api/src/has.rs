@@ -277,6 +277,15 @@ fn recommendation(p: &Value) -> Value {
     if let (Some(owner), Some(loc)) = (text("cloud_owner"), text("location_id")) {
         candidate.insert("vim-id".into(), json!(format!("{owner}_{loc}")));
     }
+    // HAS's slicing candidates (nsi, nssi, nst, slice_profiles, ...) are flat: clients read
+    // `candidate.instance_name`, `candidate.latency`.
+    if !matches!(text("inventory_type").as_deref(), Some("cloud" | "service"))
+        && let Some(Value::Object(extra)) = p.get("attributes")
+    {
+        for (k, v) in extra {
+            candidate.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     let mut attributes = Map::new();
     if let Some(v) = s("physical_location_id") {
         attributes.insert("physical-location-id".into(), v);

@@ -608,3 +608,26 @@ fn committed_openapi_document_is_fresh() {
         "docs/openapi.json is stale; run `cargo run -p berth-api --bin berth-openapi > docs/openapi.json`"
     );
 }
+
+#[test]
+fn slicing_recommendations_carry_attributes_in_the_candidate_as_has() {
+    let outcome = json!({"solutions": [{"placements": {
+        "URLLC": {
+            "candidate_id": "nsi-1", "inventory_type": "nsi", "inventory_provider": "aai",
+            "attributes": {"instance_name": "nsi_a", "latency": 18}
+        },
+        "vG": {
+            "candidate_id": "dfw", "inventory_type": "cloud",
+            "attributes": {"sriov": true}
+        }
+    }}]});
+    let recs = has::recommendations(Some(&outcome));
+    let nsi = &recs[0]["URLLC"];
+    assert_eq!(nsi["candidate"]["instance_name"], "nsi_a");
+    assert_eq!(nsi["candidate"]["latency"], 18);
+    assert_eq!(nsi["candidate"]["inventory_type"], "nsi");
+    assert_eq!(nsi["attributes"]["instance_name"], "nsi_a");
+    // Cloud candidates keep HAS's cloud shape: attributes only under `attributes`.
+    assert_eq!(recs[0]["vG"]["candidate"].get("sriov"), None);
+    assert_eq!(recs[0]["vG"]["attributes"]["sriov"], true);
+}

@@ -15,6 +15,12 @@
 //!   without the distance part when the template's objective already weighs the distance
 //!   between the policy's location and that demand — and its placement reports
 //!   `realized_intent`, `deployment_cost`, `cloud_net_value` and `cloud_objective_term`.
+//! - Network slicing: `nsi`, `nssi`, `nst`, `slice_profiles`, `transport` and `vfmodule`
+//!   requirements resolve like `cloud`/`service` ones; a `slice_profiles` requirement with
+//!   `subnets` in its `filtering_attributes` gets generated "create new" candidates (HAS's
+//!   `generator`), and `default_attributes` fill in attributes candidates lack. A demand no
+//!   requirement of which the provider serves is invalid input; [`unserved`] lists them
+//!   (as [`Unserved`], with the requirement's path) for `berth validate --inventory`.
 //! - [`PlanOutcome`]: serializes to exactly the `berth solve` JSON contract
 //!   `{status, optimal, message, solutions[{objective, placements}], triage, stats}`; status is
 //!   `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]).
@@ -60,6 +66,7 @@ mod options;
 mod outcome;
 mod plan;
 mod resolve;
+mod slicing;
 
 pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload};
 pub use berth_constraints::LatencyModel;
@@ -68,4 +75,4 @@ pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};
 pub use outcome::{DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status};
 pub use plan::{candidate_json, plan};
-pub use resolve::removal_name;
+pub use resolve::{Unserved, removal_name, unserved};

@@ -54,6 +54,12 @@ pub fn plan(
             "latency model has a negative or non-finite term; expected finite numbers >= 0",
         ));
     }
+    let unserved = crate::resolve::unserved(template, provider);
+    if !unserved.is_empty() {
+        return Err(EngineError::InvalidInput {
+            problems: unserved.iter().map(ToString::to_string).collect(),
+        });
+    }
     let mut res = resolve(template, provider)?;
     let applied = match &opts.cloud_policy {
         Some(input) => Some(cloud::apply(&mut res, input, template)?),

@@ -12,6 +12,7 @@ use berth_inventory::{
 use berth_template::{Candidate as TCandidate, InventoryType as TType, Requirement, Template};
 
 use crate::EngineError;
+use crate::slicing;
 
 /// The search space plus what the inventory removed and which demands are `unique`.
 pub(crate) struct Resolution {
@@ -38,13 +39,17 @@ fn kind_name(k: RemovalKind) -> &'static str {
     }
 }
 
-fn inventory_type(t: TType, demand: &str) -> Result<InventoryType, String> {
+/// The inventory's name for a template inventory type (every type has one).
+fn inventory_type(t: TType) -> InventoryType {
     match t {
-        TType::Cloud => Ok(InventoryType::Cloud),
-        TType::Service => Ok(InventoryType::Service),
-        other => Err(format!(
-            "demand `{demand}` asks for inventory type `{other}`, which the inventory does not serve; expected cloud or service"
-        )),
+        TType::Cloud => InventoryType::Cloud,
+        TType::Service => InventoryType::Service,
+        TType::Transport => InventoryType::Transport,
+        TType::Vfmodule => InventoryType::Vfmodule,
+        TType::Nssi => InventoryType::Nssi,
+        TType::Nsi => InventoryType::Nsi,
+        TType::SliceProfiles => InventoryType::SliceProfiles,
+        TType::Nst => InventoryType::Nst,
     }
 }
 
@@ -85,7 +90,7 @@ fn candidate(
 ) -> Candidate {
     let ty = tc
         .inventory_type
-        .and_then(|t| inventory_type(t, "").ok())
+        .map(inventory_type)
         .or_else(|| tc.candidate_type.as_deref().and_then(|t| t.parse().ok()))
         .unwrap_or(fallback);
     let mut c = provider
@@ -133,19 +138,17 @@ fn requirement(
     provider: &dyn InventoryProvider,
 ) -> Result<DemandRequirement, Vec<String>> {
     let mut problems = Vec::new();
-    let ty = match r.inventory_type {
-        Some(t) => inventory_type(t, demand).unwrap_or_else(|e| {
-            problems.push(e);
-            InventoryType::Cloud
-        }),
-        None => InventoryType::Cloud,
-    };
+    let ty = r
+        .inventory_type
+        .map_or(InventoryType::Cloud, inventory_type);
     let mut req =
         DemandRequirement::new(demand, r.inventory_provider.clone().unwrap_or_default(), ty);
     req.service_type.clone_from(&r.service_type);
     req.service_id.clone_from(&r.service_id);
     req.default_cost = r.default_cost;
-    for (k, v) in r.attributes.iter().chain(&r.filtering_attributes) {
+    let generated = slicing::generates(ty, &r.filtering_attributes);
+    let filtering = r.filtering_attributes.iter().filter(|_| !generated);
+    for (k, v) in r.attributes.iter().chain(filtering) {
         match attr_filter(demand, k, v) {
             Ok(Some(f)) => {
                 req.attributes.insert(k.clone(), f);
@@ -181,6 +184,74 @@ fn requirement(
     }
 }
 
+/// A requirement no configured inventory provider serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unserved {
+    /// The demand's name.
+    pub demand: String,
+    /// The requirement's position in the demand's list.
+    pub requirement: usize,
+    /// The inventory type asked for.
+    pub inventory_type: InventoryType,
+    /// The inventory provider name asked for (empty when none was given).
+    pub provider: String,
+}
+
+impl Unserved {
+    /// The field path of the requirement's `inventory_type`: `demands.vG[0].inventory_type`.
+    pub fn path(&self) -> String {
+        format!(
+            "demands.{}[{}].inventory_type",
+            self.demand, self.requirement
+        )
+    }
+
+    /// What is wrong, without the path.
+    pub fn message(&self) -> String {
+        format!(
+            "no configured inventory provider serves inventory type `{}` under provider `{}`; expected an inventory with candidates of that type",
+            self.inventory_type, self.provider
+        )
+    }
+}
+
+impl std::fmt::Display for Unserved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path(), self.message())
+    }
+}
+
+/// The requirements no provider serves, for demands none of whose requirements is served.
+/// A demand with one served requirement is fine (the others just offer nothing, as in HAS);
+/// generated slice profiles and explicit `candidates` need no provider.
+pub fn unserved(template: &Template, provider: &dyn InventoryProvider) -> Vec<Unserved> {
+    let mut out = Vec::new();
+    for demand in template.demands.values() {
+        let mut missing = Vec::new();
+        for (i, r) in demand.requirements.iter().enumerate() {
+            let ty = r
+                .inventory_type
+                .map_or(InventoryType::Cloud, inventory_type);
+            let name = r.inventory_provider.as_deref().unwrap_or_default();
+            if r.candidates.is_empty()
+                && !slicing::generates(ty, &r.filtering_attributes)
+                && !provider.serves(name, ty)
+            {
+                missing.push(Unserved {
+                    demand: demand.name.clone(),
+                    requirement: i,
+                    inventory_type: ty,
+                    provider: name.to_owned(),
+                });
+            }
+        }
+        if !demand.requirements.is_empty() && missing.len() == demand.requirements.len() {
+            out.append(&mut missing);
+        }
+    }
+    out
+}
+
 /// Resolves every demand through the provider and locates every location it can.
 pub(crate) fn resolve(
     template: &Template,
@@ -195,14 +266,31 @@ pub(crate) fn resolve(
         let mut kept_ids: BTreeSet<CandidateId> = BTreeSet::new();
         let mut removed: Vec<(CandidateId, String)> = Vec::new();
         let mut existing = None;
-        for r in &demand.requirements {
-            let req = match requirement(&demand.name, r, provider) {
+        for (ri, r) in demand.requirements.iter().enumerate() {
+            let mut req = match requirement(&demand.name, r, provider) {
                 Ok(req) => req,
                 Err(mut e) => {
                     problems.append(&mut e);
                     continue;
                 }
             };
+            let path = format!("demands.{}[{ri}]", demand.name);
+            if slicing::generates(req.inventory_type, &r.filtering_attributes) {
+                match slicing::generate(
+                    &demand.name,
+                    &path,
+                    r.inventory_provider.as_deref(),
+                    &r.filtering_attributes,
+                    &r.default_attributes,
+                ) {
+                    Ok(cs) if cs.is_empty() => continue,
+                    Ok(cs) => req.candidates = cs,
+                    Err(mut e) => {
+                        problems.append(&mut e);
+                        continue;
+                    }
+                }
+            }
             let resolved = provider
                 .resolve_demand(&req)
                 .map_err(|e| EngineError::Unavailable {
@@ -211,8 +299,11 @@ pub(crate) fn resolve(
             if existing.is_none() {
                 existing = req.existing_placement.clone();
             }
-            for c in resolved.candidates {
+            for mut c in resolved.candidates {
                 if kept_ids.insert(c.candidate_id.clone()) {
+                    if !r.default_attributes.is_empty() {
+                        slicing::with_defaults(Arc::make_mut(&mut c), &r.default_attributes);
+                    }
                     kept.push(c);
                 }
             }

@@ -7,31 +7,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::InventoryError;
-use crate::model::{Candidate, CandidateId};
-
-/// One missing amount in a fit check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shortfall {
-    /// The dimension (`vcpu`, `ram_mib`, ...).
-    pub dimension: String,
-    /// Amount asked for.
-    pub requested: i64,
-    /// Amount free; `None` when the candidate does not offer the dimension at all.
-    pub available: Option<i64>,
-}
-
-impl fmt::Display for Shortfall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.available {
-            Some(a) => write!(f, "{} needs {}, has {a}", self.dimension, self.requested),
-            None => write!(
-                f,
-                "{} needs {}, dimension not offered",
-                self.dimension, self.requested
-            ),
-        }
-    }
-}
+pub use crate::error::Shortfall;
+use crate::ids::CandidateId;
+use crate::model::Candidate;
 
 /// The answer of a fit check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,9 +1,12 @@
-//! The crate's error type.
+//! The crate's error type. It imports only `ids`, so the crate reads top-down:
+//! ids, error, model, filter, load, provider, controller.
+
+use std::fmt;
 
 use berth_doc::Diagnostic;
+use serde::{Deserialize, Serialize};
 
-use crate::controller::Shortfall;
-use crate::model::CandidateId;
+use crate::ids::CandidateId;
 
 /// Everything that can go wrong in loading inventories, resolving demands and reserving.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -100,4 +103,28 @@ fn summarize_shortfalls(shortfalls: &[Shortfall]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// One missing amount in a fit check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shortfall {
+    /// The dimension (`vcpu`, `ram_mib`, ...).
+    pub dimension: String,
+    /// Amount asked for.
+    pub requested: i64,
+    /// Amount free; `None` when the candidate does not offer the dimension at all.
+    pub available: Option<i64>,
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.available {
+            Some(a) => write!(f, "{} needs {}, has {a}", self.dimension, self.requested),
+            None => write!(
+                f,
+                "{} needs {}, dimension not offered",
+                self.dimension, self.requested
+            ),
+        }
+    }
 }

@@ -2,8 +2,9 @@
 //!
 //! Key types:
 //! - [`Candidate`]: seed 000's candidate schema (a cloud region or an existing service
-//!   instance) plus `attributes`, `zones` per [`ZoneCategory`], free `capacity` per
-//!   dimension, HPA [`Flavor`]s, inventory `groups` and an optional topology vertex.
+//!   instance, or one of HAS's slicing and transport kinds: see [`InventoryType`]) plus
+//!   `attributes`, `zones` per [`ZoneCategory`], free `capacity` per dimension, HPA
+//!   [`Flavor`]s, inventory `groups` and an optional topology vertex.
 //! - [`Inventory`]: an inventory document loaded from YAML or JSON through `berth-doc`,
 //!   reporting every problem at once with a field path and line:column.
 //! - [`InventoryProvider`]: resolves a [`DemandRequirement`] into a [`Resolved`] set of
@@ -30,6 +31,9 @@
 //!   spell out the same [`RemovalReason`] the per-candidate [`check_filters`] gives.
 //! - A failed reservation leaves no capacity reserved.
 //!
+//! Modules read top-down, each importing only those before it: `ids`, `error`, `model`,
+//! `filter`, `load`, `provider`, `controller`.
+//!
 //! No IO and no clock: documents come in as text; a `topology_file` is only a path for the
 //! caller to read.
 //!
@@ -48,6 +52,7 @@
 mod controller;
 mod error;
 mod filter;
+mod ids;
 mod load;
 mod model;
 mod provider;

@@ -70,7 +70,10 @@ const CANDIDATE_KEYS: &[&str] = &[
     "service_id",
     "service_type",
     "topology_node",
+    "profiles",
 ];
+
+const PROFILE_KEYS: &[&str] = &["profile_id", "attributes"];
 
 impl Inventory {
     /// Parses YAML or JSON text.
@@ -336,25 +339,110 @@ impl Cx {
             let Some(c) = self.candidate(item, &p) else {
                 continue;
             };
-            let id = c.candidate_id.as_str().to_owned();
-            if let Some(first) = first_seen.get(&id) {
-                let at = item
-                    .as_map()
-                    .and_then(|m| m.get("candidate_id"))
-                    .map_or(item.pos, |v| v.pos);
-                self.error(
-                    &p.key("candidate_id"),
-                    at,
-                    format!(
-                        "duplicate candidate id `{id}`; first defined at {}:{}",
-                        first.line, first.column
-                    ),
-                );
-                continue;
+            for (c, id_path, at, defined) in self.profiles(item, &p, c) {
+                self.add_candidate(c, &id_path, (at, defined), &mut first_seen, inv);
             }
-            first_seen.insert(id, item.pos);
-            inv.candidates.insert(c.candidate_id.clone(), c);
         }
+    }
+
+    /// The candidates one inventory entry stands for: itself, or (with `profiles`, as HAS
+    /// offers a slice instance once per service or slice profile) one per profile, with the
+    /// profile's id as candidate id, the instance's fields, and the instance's attributes
+    /// plus `instance_id` overlaid by the profile's. Each comes with where its id is written
+    /// (path and position) and where it is defined.
+    fn profiles(
+        &mut self,
+        item: &Value,
+        p: &Path,
+        c: Candidate,
+    ) -> Vec<(Candidate, Path, Pos, Pos)> {
+        let id_at = |v: &Value| {
+            v.as_map()
+                .and_then(|m| m.get("candidate_id"))
+                .map_or(v.pos, |x| x.pos)
+        };
+        let Some(pv) = item.as_map().and_then(|m| m.get("profiles")) else {
+            return vec![(c, p.key("candidate_id"), id_at(item), item.pos)];
+        };
+        let pp = p.key("profiles");
+        let Some(list) = pv.as_seq().filter(|l| !l.is_empty()) else {
+            let found = if pv.as_seq().is_some() {
+                "an empty list"
+            } else {
+                pv.type_name()
+            };
+            self.error(
+                &pp,
+                pv.pos,
+                format!(
+                    "expected a non-empty list of profiles {{profile_id, attributes}}, found {found}"
+                ),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (j, prof) in list.iter().enumerate() {
+            let jp = pp.index(j);
+            let Some(m) = self.map(prof, &jp, "a profile") else {
+                continue;
+            };
+            self.check_keys(m, &jp, PROFILE_KEYS);
+            let id = match m.get("profile_id") {
+                None => {
+                    self.error(&jp, prof.pos, "missing `profile_id`");
+                    continue;
+                }
+                Some(v) => match self.text(v, &jp.key("profile_id")) {
+                    Some(id) if !id.trim().is_empty() => id,
+                    _ => {
+                        self.error(
+                            &jp.key("profile_id"),
+                            v.pos,
+                            "expected a non-empty profile id",
+                        );
+                        continue;
+                    }
+                },
+            };
+            let mut pc = c.clone();
+            pc.candidate_id = CandidateId::new(id.as_str());
+            pc.attributes
+                .entry("instance_id".to_owned())
+                .or_insert_with(|| AttrValue::Str(c.candidate_id.as_str().to_owned()));
+            pc.attributes
+                .insert("profile_id".to_owned(), AttrValue::Str(id));
+            if let Some(av) = m.get("attributes") {
+                let attrs = self.attributes(av, &jp.key("attributes"));
+                pc.attributes.extend(attrs);
+            }
+            let at = m.get("profile_id").map_or(prof.pos, |v| v.pos);
+            out.push((pc, jp.key("profile_id"), at, prof.pos));
+        }
+        out
+    }
+
+    fn add_candidate(
+        &mut self,
+        c: Candidate,
+        id_path: &Path,
+        (at, defined): (Pos, Pos),
+        first_seen: &mut BTreeMap<String, Pos>,
+        inv: &mut Inventory,
+    ) {
+        let id = c.candidate_id.as_str().to_owned();
+        if let Some(first) = first_seen.get(&id) {
+            self.error(
+                id_path,
+                at,
+                format!(
+                    "duplicate candidate id `{id}`; first defined at {}:{}",
+                    first.line, first.column
+                ),
+            );
+            return;
+        }
+        first_seen.insert(id, defined);
+        inv.candidates.insert(c.candidate_id.clone(), c);
     }
 
     fn inventory_type(&mut self, m: &Map, key: &str, path: &Path) -> Option<InventoryType> {
@@ -367,7 +455,9 @@ impl Cx {
                 self.error(
                     &p,
                     v.pos,
-                    format!("unknown {key} `{s}`; expected `cloud` or `service`"),
+                    format!(
+                        "unknown {key} `{s}`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst"
+                    ),
                 );
                 None
             }
@@ -402,7 +492,7 @@ impl Cx {
             self.error(
                 path,
                 v.pos,
-                "missing `inventory_type`; expected `cloud` or `service`",
+                "missing `inventory_type`; expected cloud, service, nsi, nssi, nst, slice_profiles, transport or vfmodule",
             );
         }
         let mut c = Candidate::new(

@@ -8,49 +8,10 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::InventoryError;
+pub use crate::ids::CandidateId;
 
-/// Identifier of a candidate: a cloud region id or a service instance id.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CandidateId(pub String);
-
-impl CandidateId {
-    /// Wraps a string as a candidate id.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self(id.into())
-    }
-
-    /// The id as a string slice.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for CandidateId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<&str> for CandidateId {
-    fn from(s: &str) -> Self {
-        Self(s.to_owned())
-    }
-}
-
-impl From<String> for CandidateId {
-    fn from(s: String) -> Self {
-        Self(s)
-    }
-}
-
-impl std::borrow::Borrow<str> for CandidateId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-/// What a candidate is: a cloud region (new inventory) or an existing service instance.
+/// What a candidate is: a cloud region (new inventory), an existing service instance, or
+/// one of HAS's network-slicing and transport kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InventoryType {
@@ -58,14 +19,44 @@ pub enum InventoryType {
     Cloud,
     /// An existing service instance that can be shared.
     Service,
+    /// A transport link or service.
+    Transport,
+    /// An existing VF module.
+    Vfmodule,
+    /// An existing network slice subnet instance.
+    Nssi,
+    /// An existing network slice instance.
+    Nsi,
+    /// A slice profile: what a new slice would be built from ("create new").
+    SliceProfiles,
+    /// A network slice template.
+    Nst,
 }
 
 impl InventoryType {
+    /// Every inventory type, in document order.
+    pub const ALL: [InventoryType; 8] = [
+        Self::Cloud,
+        Self::Service,
+        Self::Transport,
+        Self::Vfmodule,
+        Self::Nssi,
+        Self::Nsi,
+        Self::SliceProfiles,
+        Self::Nst,
+    ];
+
     /// The reserved word used in documents.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Cloud => "cloud",
             Self::Service => "service",
+            Self::Transport => "transport",
+            Self::Vfmodule => "vfmodule",
+            Self::Nssi => "nssi",
+            Self::Nsi => "nsi",
+            Self::SliceProfiles => "slice_profiles",
+            Self::Nst => "nst",
         }
     }
 }
@@ -79,15 +70,14 @@ impl fmt::Display for InventoryType {
 impl FromStr for InventoryType {
     type Err = InventoryError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "cloud" => Ok(Self::Cloud),
-            "service" => Ok(Self::Service),
-            other => Err(InventoryError::UnknownName {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| InventoryError::UnknownName {
                 kind: "inventory type",
-                name: other.to_owned(),
-                expected: "cloud, service",
-            }),
-        }
+                name: s.to_owned(),
+                expected: "cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst",
+            })
     }
 }
 
@@ -746,5 +736,21 @@ mod tests {
         assert_eq!(get("city"), Some(AttrValue::Int(7)));
         assert_eq!(get("state"), None);
         assert_eq!(get("nonsense"), None);
+    }
+
+    #[test]
+    fn every_inventory_type_round_trips_and_unknown_names_list_them_all() {
+        for t in InventoryType::ALL {
+            assert_eq!(t.as_str().parse::<InventoryType>().ok(), Some(t));
+            assert_eq!(
+                serde_json::to_value(t).ok(),
+                Some(serde_json::Value::String(t.as_str().to_owned()))
+            );
+        }
+        let err = "slices".parse::<InventoryType>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown inventory type `slices`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst"
+        );
     }
 }

@@ -34,6 +34,13 @@ pub trait InventoryProvider: Send + Sync {
 
     /// One candidate by id, whatever demand it may serve.
     fn candidate(&self, id: &str) -> Option<Candidate>;
+
+    /// Whether the provider can serve inventory type `ty` under the provider name
+    /// `provider` at all; a demand no provider serves is an error, not an empty answer.
+    fn serves(&self, provider: &str, ty: InventoryType) -> bool {
+        let _ = (provider, ty);
+        true
+    }
 }
 
 /// The built-in provider serving an [`Inventory`] loaded from a file.
@@ -227,6 +234,12 @@ impl InventoryProvider for StaticProvider {
 
     fn candidate(&self, id: &str) -> Option<Candidate> {
         self.inventory.candidates.get(id).cloned()
+    }
+
+    /// A static inventory serves a type under a name when it has a candidate of that type
+    /// served under that name.
+    fn serves(&self, provider: &str, ty: InventoryType) -> bool {
+        self.pool(ty, provider).next().is_some()
     }
 }
 

@@ -343,3 +343,34 @@ fn invalid_cloud_policy_is_a_domain_failure() {
     let msg = v["message"].as_str().expect("message");
     assert!(msg.contains("missing required field `content`"), "{msg}");
 }
+
+#[test]
+fn slicing_examples_solve_against_the_slicing_inventory() {
+    let inventory = repo("examples/slicing/inventory.yaml");
+    for (name, code, status, demand, inventory_type) in [
+        ("nsi_reuse", 0, "solved", "urllc_slice", "nsi"),
+        ("nsi_create", 0, "solved", "urllc_slice", "slice_profiles"),
+        ("no_nsi", 0, "solved", "urllc_slice", "slice_profiles"),
+        ("nssi", 0, "solved", "urllc_core", "nssi"),
+        ("nssi_unmatched", 1, "not found", "urllc_core", ""),
+        ("nst", 0, "solved", "urllc_template", "nst"),
+    ] {
+        let out = berth(&[
+            "solve",
+            &repo(&format!("examples/slicing/{name}.yaml")),
+            "--inventory",
+            &inventory,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(code), "{name}");
+        let v = json(&out);
+        assert_eq!(v["status"], status, "{name}: {v}");
+        if code == 0 {
+            assert_eq!(
+                v["solutions"][0]["placements"][demand]["inventory_type"], inventory_type,
+                "{name}: {v}"
+            );
+        }
+    }
+}

@@ -48,6 +48,51 @@ fn every_example_template_is_valid() {
     }
 }
 
+#[test]
+fn validate_with_an_inventory_names_demands_no_provider_serves() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let t = dir.path().join("t.yaml");
+    std::fs::write(
+        &t,
+        "homing_template_version: 2020-08-13\ndemands:\n  vG:\n    - inventory_provider: aai\n      inventory_type: cloud\n  slice:\n    - {inventory_provider: aai, inventory_type: nsi}\n",
+    )
+    .expect("write template");
+    let inventory = repo().join("examples/slicing/inventory.yaml");
+    let inv = inventory.to_str().expect("utf-8 path");
+    let out = berth(&[
+        "validate",
+        "--inventory",
+        inv,
+        t.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{}: error: demands.vG[0].inventory_type (5:23): no configured inventory provider serves inventory type `cloud` under provider `aai`; expected an inventory with candidates of that type\n",
+            t.display()
+        )
+    );
+    // Every slicing example is valid against the slicing inventory.
+    for name in [
+        "nsi_reuse",
+        "nsi_create",
+        "no_nsi",
+        "nssi",
+        "nssi_unmatched",
+        "nst",
+    ] {
+        let f = repo().join(format!("examples/slicing/{name}.yaml"));
+        let out = berth(&[
+            "validate",
+            "--inventory",
+            inv,
+            f.to_str().expect("utf-8 path"),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stdout(&out));
+    }
+}
+
 const BROKEN: &str = "homing_template_version: 2017-10-10
 demands:
   vG:

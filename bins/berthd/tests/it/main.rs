@@ -15,6 +15,9 @@ mod races;
 mod secrets;
 mod tls;
 
+/// ONAP network-slicing flows (nsi, nssi, nst, generated slice profiles).
+mod compat_slicing;
+
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};

@@ -22,6 +22,61 @@ fn check_diags(text: &str, want: Expect) {
 }
 
 #[test]
+fn profiles_make_one_candidate_each_over_the_instance() {
+    let inv = Inventory::parse(
+        r#"candidates:
+  - candidate_id: nsi-1
+    inventory_type: nsi
+    inventory_provider: aai
+    attributes: {instance_name: campus, latency: 99, service-role: nsi}
+    profiles:
+      - {profile_id: sp-a, attributes: {latency: 12}}
+      - profile_id: sp-b
+"#,
+    )
+    .expect("valid");
+    let ids: Vec<&str> = inv.candidates.keys().map(CandidateId::as_str).collect();
+    assert_eq!(ids, ["sp-a", "sp-b"]);
+    let a = &inv.candidates["sp-a"];
+    assert_eq!(a.inventory_type, InventoryType::Nsi);
+    assert_eq!(a.inventory_provider.as_deref(), Some("aai"));
+    let attr = |c: &Candidate, k: &str| c.attributes.get(k).cloned();
+    assert_eq!(attr(a, "latency"), Some(AttrValue::Int(12)));
+    assert_eq!(attr(a, "instance_id"), Some(AttrValue::Str("nsi-1".into())));
+    assert_eq!(attr(a, "profile_id"), Some(AttrValue::Str("sp-a".into())));
+    assert_eq!(
+        attr(a, "instance_name"),
+        Some(AttrValue::Str("campus".into()))
+    );
+    assert_eq!(
+        attr(&inv.candidates["sp-b"], "latency"),
+        Some(AttrValue::Int(99))
+    );
+    check_diags(
+        r#"candidates:
+  - candidate_id: nsi-1
+    inventory_type: nsi
+    profiles:
+      - {profile_id: sp-a, colour: red}
+      - {attributes: {latency: 1}}
+      - {profile_id: ""}
+      - just-a-name
+      - {profile_id: nsi-2}
+  - {candidate_id: nsi-2, inventory_type: nsi}
+  - {candidate_id: nsi-3, inventory_type: nsi, profiles: []}
+"#,
+        expect![[r#"
+            error: candidates[0].profiles[0].colour (5:28): unknown key `colour`; expected one of profile_id, attributes
+            error: candidates[0].profiles[1] (6:9): missing `profile_id`
+            error: candidates[0].profiles[2].profile_id (7:22): expected a non-empty profile id
+            error: candidates[0].profiles[3] (8:9): expected a profile (a mapping), found string
+            error: candidates[1].candidate_id (10:20): duplicate candidate id `nsi-2`; first defined at 9:9
+            error: candidates[2].profiles (11:58): expected a non-empty list of profiles {profile_id, attributes}, found an empty list
+        "#]],
+    );
+}
+
+#[test]
 fn broken_inventory_reports_every_problem() {
     check_diags(
         r#"candidates:
@@ -68,7 +123,7 @@ extra: 1
             error: candidates[0].lattitude (9:5): unknown key `lattitude`; did you mean `latitude`?
             error: candidates[1].candidate_id (10:19): duplicate candidate id `dfw1`; first defined at 2:5
             error: candidates[2] (12:5): `latitude` given without `longitude`
-            error: candidates[2].inventory_type (13:21): unknown inventory_type `clown`; expected `cloud` or `service`
+            error: candidates[2].inventory_type (13:21): unknown inventory_type `clown`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst
             error: candidates[2].attributes.a (15:21): expected a scalar or a list of scalars, found mapping
             error: candidates[2].attributes.b[1] (15:43): expected a scalar, found list
             error: candidates[2].flavors[0] (17:9): missing flavor `name`

@@ -210,3 +210,25 @@ fn indexed_resolution_judges_each_distinct_value_on_its_own() {
     let r = p.resolve_demand(&req).expect("ok");
     assert_eq!(ids(&r), ["c0", "c2", "c4", "c6", "c8"]);
 }
+
+#[test]
+fn serves_names_the_types_each_provider_name_has_candidates_of() {
+    let p = StaticProvider::parse(
+        "candidates:\n  - {candidate_id: n1, inventory_type: nsi, inventory_provider: aai, attributes: {instance_name: a}}\n  - {candidate_id: t1, inventory_type: nst}\n",
+    )
+    .expect("valid");
+    assert!(p.serves("aai", InventoryType::Nsi));
+    assert!(!p.serves("sdc", InventoryType::Nsi));
+    // A candidate naming no provider is served under every name.
+    assert!(p.serves("sdc", InventoryType::Nst));
+    assert!(!p.serves("aai", InventoryType::Cloud));
+    let req = DemandRequirement::new("slice", "aai", InventoryType::Nsi);
+    let r = p.resolve_demand(&req).expect("resolves");
+    assert_eq!(ids(&r), vec!["n1"]);
+    assert_eq!(
+        r.candidates[0]
+            .attribute("instance_name")
+            .map(|v| v.into_owned()),
+        Some(AttrValue::Str("a".into()))
+    );
+}
