@@ -38,7 +38,7 @@ pub fn run(args: &Args) -> Result<u8> {
             files: loaded.files,
             ..Default::default()
         };
-        let diags = berth_template::validate(&loaded.text, &opts);
+        let diags = berth_engine::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
         all_valid &= valid;
         match args.format {

@@ -212,6 +212,16 @@ fn recommendation(p: &Value) -> Value {
     if let Some(v) = s("cloud_region_version") {
         attributes.insert("aic_version".into(), v);
     }
+    // HPA: OSDF reads the flavor label -> flavor name map as `flavors`; HAS adds the score
+    // and the VDU directives with the flavors filled in.
+    if let Some(v) = s("flavor_map") {
+        attributes.insert("flavors".into(), v);
+    }
+    for k in ["hpa_score", "directives"] {
+        if let Some(v) = s(k) {
+            attributes.insert(k.into(), v);
+        }
+    }
     if let Some(Value::Object(extra)) = p.get("attributes") {
         for (k, v) in extra {
             attributes.entry(k.clone()).or_insert_with(|| v.clone());

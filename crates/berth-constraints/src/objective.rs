@@ -131,9 +131,14 @@ impl Lower<'_> {
                         reason: format!("hpa_score({d}) needs an hpa constraint on demand `{d}`"),
                     });
                 };
+                // A higher HPA score is better: HAS inverts it under `minimize`.
+                let sign = match self.template.optimization.as_ref().map(|o| o.goal) {
+                    Some(Goal::Maximize) => 1.0,
+                    _ => -1.0,
+                };
                 let costs: Arc<[f64]> = m
                     .iter()
-                    .map(|x| x.as_ref().map_or(0.0, |h| h.score))
+                    .map(|x| x.as_ref().map_or(0.0, |h| sign * h.score))
                     .collect();
                 Ok(Expr::unary(VarId(i as u32), costs))
             }

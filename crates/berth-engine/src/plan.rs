@@ -248,7 +248,8 @@ fn report(
 }
 
 /// The candidate's fields as JSON (nulls, empty collections and flavors left out), plus the
-/// HPA flavors chosen when an `hpa` constraint applies, plus the realized intent, cost and
+/// HPA flavors chosen when an `hpa` constraint applies (`flavor_map`, `hpa_score`, HAS's
+/// `directives`), plus the realized intent, cost and
 /// net value when a cloud policy applies.
 fn placement(
     res: &Resolution,
@@ -276,6 +277,10 @@ fn placement(
             .collect();
         m.insert("flavor_map".to_owned(), serde_json::Value::Object(map));
         m.insert("hpa_score".to_owned(), serde_json::json!(h.score));
+        m.insert(
+            "directives".to_owned(),
+            serde_json::json!({"directives": h.directives}),
+        );
     }
     if let Some(p) = applied
         .and_then(|a| a.get(d))

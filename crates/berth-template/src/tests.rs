@@ -475,7 +475,7 @@ fn generic_objective_lowers_weights_and_normalization() {
     assert_eq!(
         warnings,
         [
-            "optimization (9:3): hpa_score of demand `vG2` but no hpa constraint applies to it; its score is always 0"
+            "optimization (9:3): hpa_score of demand `vG2` but no hpa constraint applies to it; expected an hpa constraint on that demand"
         ]
     );
     let o = a.template.unwrap().optimization.unwrap();
