@@ -43,7 +43,8 @@
 //!   `capacity`, their summed vCPUs and memory fit the candidate). `hpa`: per requirement set
 //!   the best flavor meeting the mandatory features; optional features add their scores.
 //! - Objective: `distance_between`, `latency_between`, `cost`, `hpa_score`, `aic_version`,
-//!   `attribute`; `hpa_score` counts negatively under `minimize` (as HAS: higher is better);
+//!   `attribute`; `latency_between` without a topology or latency model is the air distance
+//!   (HAS's latency score); `hpa_score` counts negatively under `minimize` (as HAS: higher is better);
 //!   constant factors of a product become term weights. Candidates a function
 //!   cannot score are filtered under the name `optimization`. Cost is used only where the
 //!   objective names it.

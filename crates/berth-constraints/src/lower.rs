@@ -441,6 +441,10 @@ impl<'a> Lower<'a> {
         request: Option<&serde_json::Value>,
     ) -> Result<(), ConstraintError> {
         let request = parse_request(name, request)?;
+        if request.is_empty() {
+            // No amounts (HAS's `request` is optional): nothing to check.
+            return Ok(());
+        }
         if let Some(ctl) = self.env.controllers.get(controller).cloned() {
             for &d in ds {
                 self.filter(name, d, |_, c| ctl.fits(c, &request).fits());

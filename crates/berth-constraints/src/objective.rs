@@ -168,6 +168,15 @@ impl Lower<'_> {
         a: &Endpoint,
         b: &Endpoint,
     ) -> Result<Expr, ConstraintError> {
+        // Without a topology or a latency model, HAS's latency score is the air distance.
+        let metric = if metric == Metric::Latency
+            && self.env.latency.is_none()
+            && self.env.topology.is_none()
+        {
+            Metric::Distance
+        } else {
+            metric
+        };
         match (a, b) {
             (Endpoint::Demand(x), Endpoint::Demand(y)) => {
                 let (i, j) = (self.demand(OBJECTIVE, x)?, self.demand(OBJECTIVE, y)?);

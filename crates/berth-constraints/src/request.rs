@@ -133,7 +133,7 @@ fn amount(key: &str, base: Option<u64>, v: &serde_json::Value) -> Result<i64, St
 }
 
 /// A controller request as amounts per capacity dimension (`vcpu`, `ram_mib`, `disk_gib`, or
-/// the key as written). Keys naming the same dimension add up.
+/// the key as written). Keys naming the same dimension add up; no request asks for nothing.
 pub fn parse_request(
     origin: &str,
     request: Option<&serde_json::Value>,
@@ -142,11 +142,9 @@ pub fn parse_request(
         origin: origin.to_owned(),
         reason,
     };
-    let Some(req) = request else {
-        return Err(bad(
-            "no request; expected a mapping of dimension names to amounts, e.g. {vcpu: 4}"
-                .to_owned(),
-        ));
+    // HAS makes `request` optional (it then checks nothing); so does Berth.
+    let Some(req) = request.filter(|r| !r.is_null()) else {
+        return Ok(BTreeMap::new());
     };
     let Some(map) = req.as_object() else {
         return Err(bad(format!(
@@ -236,9 +234,11 @@ mod tests {
             ]
         "#]]
         .assert_debug_eq(&errs);
+        // No request (HAS: optional) asks for nothing.
+        assert_eq!(parse_request("fit", None).unwrap(), BTreeMap::new());
         assert_eq!(
-            parse_request("fit", None).unwrap_err().to_string(),
-            "`fit` has a bad request: no request; expected a mapping of dimension names to amounts, e.g. {vcpu: 4}"
+            parse_request("fit", Some(&serde_json::Value::Null)).unwrap(),
+            BTreeMap::new()
         );
     }
 }

@@ -246,3 +246,28 @@ fn has_shapes_reach_the_expected_regions() {
     // Deterministic: the same request gives the same plan.
     assert_eq!(run(&multi).solutions, out.solutions);
 }
+
+#[test]
+fn has_latency_between_and_fits_without_request_solve_as_in_has() {
+    let inventory = example_inventory();
+    let run = |text: &str| {
+        let t = berth_template::load(text, &LoadOptions::default()).unwrap();
+        plan(&t, &inventory, &opts()).unwrap()
+    };
+    // No topology and no latency model: HAS's latency score, the air distance.
+    let out = run(&has_shape(
+        "optimization: {minimize: {sum: [{latency_between: [customer_loc, vG]}]}}\n",
+    ));
+    assert_eq!(out.status, Status::Solved, "{}", out.message);
+    assert_eq!(chosen(&out, 0, "vG"), "lmg1");
+    assert!(
+        (out.solutions[0].objective - 28.06).abs() < 0.01,
+        "{}",
+        out.solutions[0].objective
+    );
+    // A fit constraint without `request` (optional in HAS) asks for nothing.
+    let out = run(&has_shape(
+        "constraints:\n  v: {type: vim_fit, demands: vG, properties: {controller: multicloud}}\noptimization: {minimize: {sum: [{distance_between: [customer_loc, vG]}]}}\n",
+    ));
+    assert_eq!(chosen(&out, 0, "vG"), "lmg1");
+}
