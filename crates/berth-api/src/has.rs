@@ -222,6 +222,12 @@ fn recommendation(p: &Value) -> Value {
             attributes.insert(k.into(), v);
         }
     }
+    // HAS copies a demand's `passthrough_attributes` into its recommendation's attributes.
+    if let Some(Value::Object(pass)) = p.get("passthrough_attributes") {
+        for (k, v) in pass {
+            attributes.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     if let Some(Value::Object(extra)) = p.get("attributes") {
         for (k, v) in extra {
             attributes.entry(k.clone()).or_insert_with(|| v.clone());
@@ -229,7 +235,7 @@ fn recommendation(p: &Value) -> Value {
     }
     json!({
         "inventory_provider": text("inventory_provider").unwrap_or_else(|| "aai".to_owned()),
-        "service_resource_id": text("service_id").or_else(|| text("candidate_id")).unwrap_or_default(),
+        "service_resource_id": text("service_resource_id").or_else(|| text("service_id")).or_else(|| text("candidate_id")).unwrap_or_default(),
         "candidate": candidate,
         "attributes": attributes,
     })

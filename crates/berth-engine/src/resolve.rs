@@ -142,8 +142,12 @@ fn requirement(
     };
     let mut req =
         DemandRequirement::new(demand, r.inventory_provider.clone().unwrap_or_default(), ty);
-    req.service_type.clone_from(&r.service_type);
-    req.service_id.clone_from(&r.service_id);
+    // HAS looks up cloud regions whatever `service_type`/`service_id` say (OSDF sends them on
+    // every demand); they select existing service instances only.
+    if ty != InventoryType::Cloud {
+        req.service_type.clone_from(&r.service_type);
+        req.service_id.clone_from(&r.service_id);
+    }
     req.default_cost = r.default_cost;
     for (k, v) in r.attributes.iter().chain(&r.filtering_attributes) {
         match attr_filter(demand, k, v) {

@@ -404,6 +404,26 @@ fn compat_has_vim_fit_and_hpa_recommendations() {
     assert_eq!(r["attributes"]["physical-location-id"], "ESANQC01");
     assert_eq!(r["attributes"]["cloud_owner"], "CloudOwner");
 
+    // OSDF's demand shape: service_type/service_resource_id on a cloud demand (HAS looks up
+    // cloud regions regardless), filtering and passthrough attributes, excluded candidates.
+    let mut t = request(json!({"near": near("100")}), by_distance());
+    t["demands"]["vGW"] = json!([{
+        "inventory_provider": "aai",
+        "inventory_type": "cloud",
+        "service_type": "vCPE",
+        "service_resource_id": "vgw-resource-7",
+        "customer_id": "compat-customer",
+        "filtering_attributes": {"cloud_owner": "CloudOwner"},
+        "passthrough_attributes": {"tenant-id": "t-42", "vnf-name": "vgw-compat"},
+        "excluded_candidates": [{"inventory_type": "cloud", "candidate_id": ["lmg1"]}]
+    }]);
+    let p = run(&c, &h, "osdf_demand_shape", t);
+    let r = recommendation(&p);
+    assert_eq!(r["service_resource_id"], "vgw-resource-7");
+    assert_eq!(r["candidate"]["vim-id"], "CloudOwner_ean1");
+    assert_eq!(r["attributes"]["tenant-id"], "t-42");
+    assert_eq!(r["attributes"]["vnf-name"], "vgw-compat");
+
     // HPA, every feature optional: the nearest region, a flavor per label, the summed score.
     let p = run(
         &c,

@@ -271,3 +271,23 @@ fn has_latency_between_and_fits_without_request_solve_as_in_has() {
     ));
     assert_eq!(chosen(&out, 0, "vG"), "lmg1");
 }
+
+#[test]
+fn osdf_demand_fields_on_cloud_demands_are_echoed_not_filtered() {
+    let text = CUSTOMER.replace(
+        "vG: [{inventory_provider: aai, inventory_type: cloud}]",
+        "vG: [{inventory_provider: aai, inventory_type: cloud, service_type: vCPE, service_id: vcpe-1,
+         service_resource_id: res-9, passthrough_attributes: {tenant-id: t1}}]",
+    ) + "optimization: {minimize: {sum: [{distance_between: [customer_loc, vG]}]}}\n";
+    let t = berth_template::load(&text, &LoadOptions::default()).unwrap();
+    let out = plan(&t, &example_inventory(), &opts()).unwrap();
+    assert_eq!(out.status, Status::Solved, "{}", out.message);
+    let p = &out.solutions[0].placements["vG"];
+    assert_eq!(p["candidate_id"], "lmg1");
+    assert_eq!(p["service_resource_id"], "res-9");
+    assert_eq!(
+        p["passthrough_attributes"],
+        serde_json::json!({"tenant-id": "t1"})
+    );
+    assert_eq!(out.triage["vG"].candidates, 41);
+}
