@@ -88,15 +88,11 @@ fn post_plan(c: &Client, h: &Has, name: &str, template: Value) -> (u16, Value) {
     (s, r.json().unwrap_or(Value::Null))
 }
 
-/// Polls `GET /v1/plans/{id}` until the plan is final; returns `plans[0]`.
-fn final_plan(c: &Client, h: &Has, id: &str) -> Value {
+/// Polls the plan at `url` until it is final; returns `plans[0]`.
+fn final_plan(c: &Client, url: &str) -> Value {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(30) {
-        let r = c
-            .get(format!("{}/v1/plans/{id}", h.base()))
-            .basic_auth(USER, Some(PASSWORD))
-            .send()
-            .unwrap();
+        let r = c.get(url).basic_auth(USER, Some(PASSWORD)).send().unwrap();
         assert_eq!(r.status().as_u16(), 200);
         let v: Value = r.json().unwrap();
         let p = v["plans"][0].clone();
@@ -105,17 +101,29 @@ fn final_plan(c: &Client, h: &Has, id: &str) -> Value {
         }
         std::thread::sleep(Duration::from_millis(30));
     }
-    panic!("plan {id} never finished");
+    panic!("plan {url} never finished");
 }
 
-/// Creates a plan (201 with an id, as HAS answers even for templates it will reject) and
-/// returns it once final.
-fn run(c: &Client, h: &Has, name: &str, template: Value) -> Value {
-    let (s, v) = post_plan(c, h, name, template);
+/// The plan URL of a 201 answer, checked as OSDF reads it: status `template` and the
+/// `links[0][0].href` it polls (`/v1/plans/{id}`).
+fn plan_url(h: &Has, name: &str, s: u16, v: &Value) -> String {
     assert_eq!(s, 201, "{name}: {v}");
     assert_eq!(v["name"], name);
-    let id = v["id"].as_str().unwrap().to_owned();
-    final_plan(c, h, &id)
+    assert_eq!(v["status"], "template", "{v}");
+    let id = v["id"].as_str().unwrap();
+    let href = v["links"][0][0]["href"].as_str().unwrap().to_owned();
+    assert_eq!(href, format!("{}/v1/plans/{id}", h.base()));
+    href
+}
+
+/// Creates a plan (201, as HAS answers even for templates it will reject) and returns it
+/// once final, polled at the link the answer gives.
+fn run(c: &Client, h: &Has, name: &str, template: Value) -> Value {
+    let (s, v) = post_plan(c, h, name, template);
+    let url = plan_url(h, name, s, &v);
+    let p = final_plan(c, &url);
+    assert_eq!(p["name"], name);
+    p
 }
 
 /// The parts of a vCPE-style request OSDF builds: parameters, a customer location given by
@@ -328,8 +336,7 @@ fn compat_has_csit_statuses() {
             "homing_template_version: 2017-10-10\ndemands:\n  vGW: [{inventory_provider: aai,\n    inventory_type: cloud}\noptimization: {}\n"
         ),
     );
-    assert_eq!(s, 201, "{v}");
-    let p = final_plan(&c, &h, v["id"].as_str().unwrap());
+    let p = final_plan(&c, &plan_url(&h, "unclosed_yaml", s, &v));
     assert_eq!(p["status"], "error");
     assert!(
         p["message"].as_str().unwrap().contains("`[` opened at 3:8"),
