@@ -33,7 +33,8 @@ fn label(req: &HpaFlavor) -> String {
         .map_or_else(|| req.id.clone(), str::to_owned)
 }
 
-/// The set's directives with the chosen flavor filled in, as HAS returns them.
+/// The set's directives with the chosen flavor filled in, plus its features' typed
+/// directives, as HAS returns them.
 fn directives(req: &HpaFlavor, label: &str, flavor: &Flavor) -> serde_json::Value {
     let mut ds = req.directives.clone();
     for d in &mut ds {
@@ -61,6 +62,16 @@ fn directives(req: &HpaFlavor, label: &str, flavor: &Flavor) -> serde_json::Valu
                     serde_json::Value::String(value),
                 );
             }
+        }
+    }
+    // HAS appends the features' own directives (those with a type) not already listed.
+    for d in req.flavor_properties.iter().flat_map(|f| &f.directives) {
+        let typed = d
+            .get("type")
+            .and_then(|t| t.as_str())
+            .is_some_and(|t| !t.is_empty());
+        if typed && !ds.contains(d) {
+            ds.push(d.clone());
         }
     }
     serde_json::json!({"id": req.id, "type": req.type_name, "directives": ds})
@@ -311,6 +322,29 @@ mod tests {
         let m = match_candidate(std::slice::from_ref(&req), &c).unwrap();
         assert_eq!(m.flavors, vec![("vdu1".to_owned(), "sriov".to_owned())]);
         assert_eq!(m.score, 100.0);
+        // HAS's directives: the flavor label filled in, the flavor id added, and the
+        // features' typed directives appended once.
+        let mut labeled = req.clone();
+        labeled.directives = vec![serde_json::json!({"type": "flavor_directives",
+            "attributes": [{"attribute_name": "label_a", "attribute_value": ""}]})];
+        let sriov_directive = serde_json::json!({"type": "sriovNICNetwork_directives",
+            "attributes": [{"attribute_name": "A", "attribute_value": "1"}]});
+        labeled.flavor_properties[1].directives =
+            vec![sriov_directive.clone(), serde_json::json!({"type": ""})];
+        labeled.flavor_properties[0].directives = vec![sriov_directive.clone()];
+        let m = match_candidate(std::slice::from_ref(&labeled), &c).unwrap();
+        assert_eq!(m.flavors, vec![("label_a".to_owned(), "sriov".to_owned())]);
+        assert_eq!(
+            m.directives,
+            vec![
+                serde_json::json!({"id": "vdu1", "type": "tosca.nodes.nfv.Vdu.Compute", "directives": [
+                    {"type": "flavor_directives", "attributes": [
+                        {"attribute_name": "label_a", "attribute_value": "sriov"},
+                        {"attribute_name": "flavorId", "attribute_value": "x"}]},
+                    sriov_directive
+                ]})
+            ]
+        );
         let mut strict = req.clone();
         strict.flavor_properties[0].attributes[0] =
             want("numVirtualCpu", "8", HpaOperator::Gte, None);
