@@ -17,7 +17,9 @@
 //!
 //! Semantics (each template constraint becomes solver constraints named after it, so the
 //! triage says which constraint removed which candidate):
-//! - `attribute`: every operator of every attribute must pass; a missing attribute fails
+//! - `attribute`: as HAS, an attribute wanted as `""` is not checked, and `complex`,
+//!   `cloud_version`, `cloud-region` fall back to the complex name, region version and region
+//!   id; every operator of every attribute must pass; a missing attribute fails
 //!   every operator but `ne`; regexes compile with the template's size limit (linear time).
 //!   `threshold`: numbers compared in the check's unit, strings such as `25 ms` converted.
 //! - `distance_to_location`, `distance_between_demands` (every pair, both ways):

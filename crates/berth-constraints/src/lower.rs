@@ -191,12 +191,14 @@ impl<'a> Lower<'a> {
             ConstraintKind::Attribute(p) => {
                 let mut checks = Vec::new();
                 for (key, ops) in &p.evaluate {
-                    checks.push((
-                        key.clone(),
-                        ops.iter()
-                            .map(|o| Op::new(o, name))
-                            .collect::<Result<Vec<_>, _>>()?,
-                    ));
+                    let ops = ops
+                        .iter()
+                        .filter(|o| !crate::attribute::is_blank(o))
+                        .map(|o| Op::new(o, name))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if !ops.is_empty() {
+                        checks.push((key.clone(), ops));
+                    }
                 }
                 let rule = AttributeRule { checks };
                 for &d in &ds {

@@ -291,3 +291,40 @@ fn osdf_demand_fields_on_cloud_demands_are_echoed_not_filtered() {
     );
     assert_eq!(out.triage["vG"].candidates, 41);
 }
+
+#[test]
+fn has_attribute_constraint_semantics() {
+    let inventory = example_inventory();
+    let run = |evaluate: &str| {
+        let text = has_shape(&format!(
+            "constraints:\n  a: {{type: attribute, demands: [vG], properties: {{evaluate: {{{evaluate}}}}}}}\noptimization: {{minimize: {{sum: [{{distance_between: [customer_loc, vG]}}]}}}}\n"
+        ));
+        let t = berth_template::load(&text, &LoadOptions::default()).unwrap();
+        let out = plan(&t, &inventory, &opts()).unwrap();
+        (
+            out.status,
+            out.solutions
+                .first()
+                .map(|s| s.placements["vG"]["candidate_id"].clone()),
+            out.triage["vG"].removed.len(),
+        )
+    };
+    let id = |s: &str| Some(serde_json::json!(s));
+    // An attribute wanted as "" is not checked (HAS skips it).
+    assert_eq!(
+        run("hypervisor: '', sriov: ''"),
+        (Status::Solved, id("lmg1"), 0)
+    );
+    // HAS's names for candidate fields.
+    assert_eq!(
+        run("complex: {any: [shb1_sherbrooke_c1, nowhere]}"),
+        (Status::Solved, id("shb1"), 40)
+    );
+    assert_eq!(run("cloud-region: ean1"), (Status::Solved, id("ean1"), 40));
+    assert_eq!(
+        run("cloud_version: '1.1', country: USA"),
+        (Status::Solved, id("nyc1"), 28)
+    );
+    // A wanted value nobody has: not found, every candidate removed by `a`.
+    assert_eq!(run("cloud_type: vmware"), (Status::NotFound, None, 41));
+}
