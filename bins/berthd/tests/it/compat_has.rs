@@ -71,6 +71,11 @@ fn start_has() -> Has {
 
 /// POSTs a plan as OSDF does (Basic credentials, string `num_solution`): status and body.
 fn post_plan(c: &Client, h: &Has, name: &str, template: Value) -> (u16, Value) {
+    post_plan_to(c, h, "/v1/plans", name, template)
+}
+
+/// [`post_plan`] to `path` (OSDF's default `conductorUrl` ends in `/v1/plans/`).
+fn post_plan_to(c: &Client, h: &Has, path: &str, name: &str, template: Value) -> (u16, Value) {
     let body = json!({
         "name": name,
         "timeout": 60,
@@ -79,7 +84,7 @@ fn post_plan(c: &Client, h: &Has, name: &str, template: Value) -> (u16, Value) {
         "template": template,
     });
     let r = c
-        .post(format!("{}/v1/plans", h.base()))
+        .post(format!("{}{path}", h.base()))
         .basic_auth(USER, Some(PASSWORD))
         .json(&body)
         .send()
@@ -364,6 +369,17 @@ fn compat_has_csit_statuses() {
         ),
     );
     assert_eq!(p["status"], "not found", "{p}");
+
+    // OSDF posts to its configured `conductorUrl`, by default ending in `/v1/plans/`.
+    let (s, v) = post_plan_to(
+        &c,
+        &h,
+        "/v1/plans/",
+        "trailing_slash",
+        request(json!({}), json!({})),
+    );
+    let p = final_plan(&c, &plan_url(&h, "trailing_slash", s, &v));
+    assert_eq!(p["status"], "done", "{p}");
 
     // Location by latitude/longitude, `optimization: {}` (OSDF: a policy without objective):
     // a feasible plan, `done`.
