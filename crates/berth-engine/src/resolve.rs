@@ -127,6 +127,15 @@ fn ids(cs: &[TCandidate]) -> Vec<CandidateId> {
         .collect()
 }
 
+/// Filtering attributes HAS uses only to find service instances; on a cloud demand (OSDF
+/// sends them there too) they select nothing.
+const SERVICE_ONLY_FILTERS: [&str; 4] = [
+    "service-type",
+    "equipment-role",
+    "model-invariant-id",
+    "model-version-id",
+];
+
 fn requirement(
     demand: &str,
     r: &Requirement,
@@ -150,6 +159,9 @@ fn requirement(
     }
     req.default_cost = r.default_cost;
     for (k, v) in r.attributes.iter().chain(&r.filtering_attributes) {
+        if ty == InventoryType::Cloud && SERVICE_ONLY_FILTERS.contains(&k.as_str()) {
+            continue;
+        }
         match attr_filter(demand, k, v) {
             Ok(Some(f)) => {
                 req.attributes.insert(k.clone(), f);

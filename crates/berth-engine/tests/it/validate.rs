@@ -277,7 +277,9 @@ fn osdf_demand_fields_on_cloud_demands_are_echoed_not_filtered() {
     let text = CUSTOMER.replace(
         "vG: [{inventory_provider: aai, inventory_type: cloud}]",
         "vG: [{inventory_provider: aai, inventory_type: cloud, service_type: vCPE, service_id: vcpe-1,
-         service_resource_id: res-9, passthrough_attributes: {tenant-id: t1}}]",
+         service_resource_id: res-9, passthrough_attributes: {tenant-id: t1},
+         filtering_attributes: {service-type: vCPE, equipment-role: vG, model-invariant-id: m-1,
+           model-version-id: v-1, cloud_owner: CloudOwner}}]",
     ) + "optimization: {minimize: {sum: [{distance_between: [customer_loc, vG]}]}}\n";
     let t = berth_template::load(&text, &LoadOptions::default()).unwrap();
     let out = plan(&t, &example_inventory(), &opts()).unwrap();
@@ -289,7 +291,15 @@ fn osdf_demand_fields_on_cloud_demands_are_echoed_not_filtered() {
         p["passthrough_attributes"],
         serde_json::json!({"tenant-id": "t1"})
     );
+    // Only cloud_owner filtered: the 38 other regions, nothing for the service-only keys.
     assert_eq!(out.triage["vG"].candidates, 41);
+    assert_eq!(out.triage["vG"].removed.len(), 38);
+    assert!(
+        out.triage["vG"]
+            .removed
+            .values()
+            .all(|r| r == "inventory:attributes")
+    );
 }
 
 #[test]
