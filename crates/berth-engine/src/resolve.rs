@@ -170,7 +170,11 @@ fn requirement(
             Err(e) => problems.push(e),
         }
     }
-    for (key, v) in [("region", &r.region), ("complex_name", &r.complex)] {
+    // HAS: a demand's `region` is a cloud region id, its `complex` a complex (CLLI) id.
+    for (key, v) in [
+        ("location_id", &r.region),
+        ("physical_location_id", &r.complex),
+    ] {
         if let Some(v) = v {
             req.attributes.insert(
                 key.to_owned(),

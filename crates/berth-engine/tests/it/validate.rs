@@ -338,3 +338,17 @@ fn has_attribute_constraint_semantics() {
     // A wanted value nobody has: not found, every candidate removed by `a`.
     assert_eq!(run("cloud_type: vmware"), (Status::NotFound, None, 41));
 }
+
+#[test]
+fn has_demand_region_and_complex_are_region_and_clli_ids() {
+    let text = CUSTOMER.replace(
+        "vG: [{inventory_provider: aai, inventory_type: cloud}]",
+        "vG: [{inventory_provider: aai, inventory_type: cloud, region: shb1}]\n  vH: [{inventory_provider: aai, inventory_type: cloud, complex: ESANQC01}]",
+    );
+    let t = berth_template::load(&text, &LoadOptions::default()).unwrap();
+    let out = plan(&t, &example_inventory(), &opts()).unwrap();
+    assert_eq!(out.status, Status::Solved, "{}", out.message);
+    assert_eq!(chosen(&out, 0, "vG"), "shb1");
+    assert_eq!(chosen(&out, 0, "vH"), "ean1");
+    assert_eq!(out.triage["vG"].removed.len(), 40);
+}
