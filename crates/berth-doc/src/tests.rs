@@ -246,4 +246,7 @@ fn unclosed_flow_collections_name_where_they_were_opened() {
     assert!(e.message.contains("`[` opened at 3:4"), "{}", e.message);
     let e = parse("a: {b: [1, 2]}\nc: d: e\n").unwrap_err();
     assert!(!e.message.contains("opened at"), "{}", e.message);
+    // JSON text too, with brackets inside strings ignored.
+    let e = parse("{\"demands\": {\"vG\": [\n  {\"x\": \"[{\"}\n}\n").unwrap_err();
+    assert!(e.message.contains("`[` opened at 1:20"), "{}", e.message);
 }
