@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> Result<u8> {
             files: loaded.files,
             ..Default::default()
         };
-        let diags = berth_template::validate(&loaded.text, &opts);
+        let diags = berth_engine::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
         // With an inventory: demands that nothing in it serves.
         let served = provider

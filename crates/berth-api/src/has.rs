@@ -296,6 +296,22 @@ fn recommendation(p: &Value) -> Value {
     if let Some(v) = s("cloud_region_version") {
         attributes.insert("aic_version".into(), v);
     }
+    // HPA: OSDF reads the flavor label -> flavor name map as `flavors`; HAS adds the score
+    // and the VDU directives with the flavors filled in.
+    if let Some(v) = s("flavor_map") {
+        attributes.insert("flavors".into(), v);
+    }
+    for k in ["hpa_score", "directives"] {
+        if let Some(v) = s(k) {
+            attributes.insert(k.into(), v);
+        }
+    }
+    // HAS copies a demand's `passthrough_attributes` into its recommendation's attributes.
+    if let Some(Value::Object(pass)) = p.get("passthrough_attributes") {
+        for (k, v) in pass {
+            attributes.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     if let Some(Value::Object(extra)) = p.get("attributes") {
         for (k, v) in extra {
             attributes.entry(k.clone()).or_insert_with(|| v.clone());
@@ -303,7 +319,7 @@ fn recommendation(p: &Value) -> Value {
     }
     json!({
         "inventory_provider": text("inventory_provider").unwrap_or_else(|| "aai".to_owned()),
-        "service_resource_id": text("service_id").or_else(|| text("candidate_id")).unwrap_or_default(),
+        "service_resource_id": text("service_resource_id").or_else(|| text("service_id")).or_else(|| text("candidate_id")).unwrap_or_default(),
         "candidate": candidate,
         "attributes": attributes,
     })

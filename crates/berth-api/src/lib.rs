@@ -207,6 +207,8 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
                 .delete(has::delete_plan)
                 .options(has::options_plan),
         )
+        // OSDF's default `conductorUrl` ends in `/v1/plans/`: HAS answers it like `/v1/plans`.
+        .route("/v1/plans/", post(has::create_plan).get(has::list_plans))
         .route("/v1/triage_tool/{id}", get(has::triage))
         .route("/add-provider", post(promise::add_provider))
         .route("/create-reservation", post(promise::create_reservation))

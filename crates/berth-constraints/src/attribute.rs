@@ -104,10 +104,29 @@ pub(crate) struct AttributeRule {
     pub(crate) checks: Vec<(String, Vec<Op>)>,
 }
 
+/// The candidate field HAS's attribute constraint means by `key` when the candidate has no
+/// attribute of that name (`complex` is the complex name, `cloud_version` the region version,
+/// `cloud-region` the region id).
+fn has_alias(key: &str) -> Option<&'static str> {
+    match key {
+        "complex" => Some("complex_name"),
+        "cloud_version" | "cloud-version" => Some("cloud_region_version"),
+        "cloud-region" | "cloud_region" => Some("location_id"),
+        _ => None,
+    }
+}
+
+/// HAS ignores an attribute whose wanted value is the empty string.
+pub(crate) fn is_blank(op: &AttributeOp) -> bool {
+    matches!(op, AttributeOp::Eq(serde_json::Value::String(s)) if s.is_empty())
+}
+
 impl AttributeRule {
     pub(crate) fn admits(&self, c: &Candidate) -> bool {
         self.checks.iter().all(|(key, ops)| {
-            let v = c.attribute(key);
+            let v = c
+                .attribute(key)
+                .or_else(|| has_alias(key).and_then(|a| c.attribute(a)));
             ops.iter().all(|op| op.admits(v.as_deref()))
         })
     }

@@ -72,3 +72,29 @@ pub enum ConstraintError {
         reason: String,
     },
 }
+
+impl ConstraintError {
+    /// Whether the template alone is at fault: no inventory, topology or latency model could
+    /// make it lowerable. `berth validate` reports exactly these (see `berth-engine`'s `check`).
+    pub fn is_template_error(&self) -> bool {
+        matches!(
+            self,
+            ConstraintError::UnknownDemand { .. }
+                | ConstraintError::BadRequest { .. }
+                | ConstraintError::Unsupported { .. }
+        )
+    }
+
+    /// The constraint name, or `optimization`, the error is about.
+    pub fn origin(&self) -> &str {
+        match self {
+            ConstraintError::UnknownDemand { origin, .. }
+            | ConstraintError::UnlocatedLocation { origin, .. }
+            | ConstraintError::NoLatencyModel { origin, .. }
+            | ConstraintError::NoTopology { origin, .. }
+            | ConstraintError::BadRequest { origin, .. }
+            | ConstraintError::UnknownLicense { origin, .. }
+            | ConstraintError::Unsupported { origin, .. } => origin,
+        }
+    }
+}

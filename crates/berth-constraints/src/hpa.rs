@@ -7,10 +7,74 @@ use berth_template::{HpaAttribute, HpaFeature, HpaFlavor, HpaOperator};
 /// summed score of the optional features they match.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HpaMatch {
-    /// Requirement-set id -> chosen flavor name, in requirement order.
+    /// Flavor label -> chosen flavor name, in requirement order. The label is the
+    /// `attribute_name` of the set's `flavor_directives` (HAS's `flavor_map` key), else its id.
     pub flavors: Vec<(String, String)>,
     /// Sum of the optional features' scores.
     pub score: f64,
+    /// HAS's `directives` for the recommendation: per set `{id, type, directives}` with each
+    /// `flavor_directives` attribute set to the chosen flavor (and `flavorId` to its id).
+    pub directives: Vec<serde_json::Value>,
+}
+
+/// The flavor label of a requirement set: its first `flavor_directives` attribute name.
+fn label(req: &HpaFlavor) -> String {
+    req.directives
+        .iter()
+        .filter(|d| d.get("type").and_then(|t| t.as_str()) == Some("flavor_directives"))
+        .filter_map(|d| {
+            d.get("attributes")?
+                .as_array()?
+                .first()?
+                .get("attribute_name")?
+                .as_str()
+        })
+        .next()
+        .map_or_else(|| req.id.clone(), str::to_owned)
+}
+
+/// The set's directives with the chosen flavor filled in, plus its features' typed
+/// directives, as HAS returns them.
+fn directives(req: &HpaFlavor, label: &str, flavor: &Flavor) -> serde_json::Value {
+    let mut ds = req.directives.clone();
+    for d in &mut ds {
+        if d.get("type").and_then(|t| t.as_str()) != Some("flavor_directives") {
+            continue;
+        }
+        let Some(attrs) = d.get_mut("attributes").and_then(|a| a.as_array_mut()) else {
+            continue;
+        };
+        if !attrs
+            .iter()
+            .any(|a| a.get("attribute_name").and_then(|n| n.as_str()) == Some("flavorId"))
+        {
+            attrs.push(serde_json::json!({"attribute_name": "flavorId", "attribute_value": ""}));
+        }
+        for a in attrs.iter_mut() {
+            let value = match a.get("attribute_name").and_then(|n| n.as_str()) {
+                Some("flavorId") => flavor.id.clone(),
+                Some(n) if n == label => flavor.name.clone(),
+                _ => String::new(),
+            };
+            if let Some(m) = a.as_object_mut() {
+                m.insert(
+                    "attribute_value".to_owned(),
+                    serde_json::Value::String(value),
+                );
+            }
+        }
+    }
+    // HAS appends the features' own directives (those with a type) not already listed.
+    for d in req.flavor_properties.iter().flat_map(|f| &f.directives) {
+        let typed = d
+            .get("type")
+            .and_then(|t| t.as_str())
+            .is_some_and(|t| !t.is_empty());
+        if typed && !ds.contains(d) {
+            ds.push(d.clone());
+        }
+    }
+    serde_json::json!({"id": req.id, "type": req.type_name, "directives": ds})
 }
 
 /// Memory-like units to MB; unknown or empty units compare as written.
@@ -121,6 +185,7 @@ pub fn match_candidate(reqs: &[HpaFlavor], candidate: &Candidate) -> Option<HpaM
     let mut out = HpaMatch {
         flavors: Vec::new(),
         score: 0.0,
+        directives: Vec::new(),
     };
     for req in reqs {
         let mut best: Option<(f64, &Flavor)> = None;
@@ -132,8 +197,10 @@ pub fn match_candidate(reqs: &[HpaFlavor], candidate: &Candidate) -> Option<HpaM
             }
         }
         let (s, fl) = best?;
+        let label = label(req);
         out.score += s;
-        out.flavors.push((req.id.clone(), fl.name.clone()));
+        out.directives.push(directives(req, &label, fl));
+        out.flavors.push((label, fl.name.clone()));
     }
     Some(out)
 }
@@ -255,6 +322,29 @@ mod tests {
         let m = match_candidate(std::slice::from_ref(&req), &c).unwrap();
         assert_eq!(m.flavors, vec![("vdu1".to_owned(), "sriov".to_owned())]);
         assert_eq!(m.score, 100.0);
+        // HAS's directives: the flavor label filled in, the flavor id added, and the
+        // features' typed directives appended once.
+        let mut labeled = req.clone();
+        labeled.directives = vec![serde_json::json!({"type": "flavor_directives",
+            "attributes": [{"attribute_name": "label_a", "attribute_value": ""}]})];
+        let sriov_directive = serde_json::json!({"type": "sriovNICNetwork_directives",
+            "attributes": [{"attribute_name": "A", "attribute_value": "1"}]});
+        labeled.flavor_properties[1].directives =
+            vec![sriov_directive.clone(), serde_json::json!({"type": ""})];
+        labeled.flavor_properties[0].directives = vec![sriov_directive.clone()];
+        let m = match_candidate(std::slice::from_ref(&labeled), &c).unwrap();
+        assert_eq!(m.flavors, vec![("label_a".to_owned(), "sriov".to_owned())]);
+        assert_eq!(
+            m.directives,
+            vec![
+                serde_json::json!({"id": "vdu1", "type": "tosca.nodes.nfv.Vdu.Compute", "directives": [
+                    {"type": "flavor_directives", "attributes": [
+                        {"attribute_name": "label_a", "attribute_value": "sriov"},
+                        {"attribute_name": "flavorId", "attribute_value": "x"}]},
+                    sriov_directive
+                ]})
+            ]
+        );
         let mut strict = req.clone();
         strict.flavor_properties[0].attributes[0] =
             want("numVirtualCpu", "8", HpaOperator::Gte, None);

@@ -17,7 +17,9 @@
 //!
 //! Semantics (each template constraint becomes solver constraints named after it, so the
 //! triage says which constraint removed which candidate):
-//! - `attribute`: every operator of every attribute must pass; a missing attribute fails
+//! - `attribute`: as HAS, an attribute wanted as `""` is not checked, and `complex`,
+//!   `cloud_version`, `cloud-region` fall back to the complex name, region version and region
+//!   id; every operator of every attribute must pass; a missing attribute fails
 //!   every operator but `ne`; regexes compile with the template's size limit (linear time).
 //!   `threshold`: numbers compared in the check's unit, strings such as `25 ms` converted.
 //! - `distance_to_location`, `distance_between_demands` (every pair, both ways):
@@ -28,7 +30,10 @@
 //!   (country only) each demand is compared with the location's placemark country.
 //! - `inventory_group`: any number of demands; their candidates share at least one group.
 //! - `instance_fit` / `region_fit` / `vim_fit` / `service`: `request` is amounts per
-//!   dimension. A registered controller judges alone and summed loads; otherwise the built-in
+//!   dimension: `vcpu` (also `vCPU`, `cores`), `ram_mib` (`Memory`) and `disk_gib` (`Storage`)
+//!   take HAS's multicloud shape `{quantity, unit}` (a bare number is GB), converted exactly
+//!   and rounded up to whole base units; other keys are plain counts of the dimension they name.
+//!   A registered controller judges alone and summed loads; otherwise the built-in
 //!   rule: every fit constraint's requests add up per demand, and the demands placed on one
 //!   candidate must fit its advertised `capacity` together.
 //! - `license`: at most `available` demands use a new license; a demand staying on its
@@ -40,7 +45,9 @@
 //!   `capacity`, their summed vCPUs and memory fit the candidate). `hpa`: per requirement set
 //!   the best flavor meeting the mandatory features; optional features add their scores.
 //! - Objective: `distance_between`, `latency_between`, `cost`, `hpa_score`, `aic_version`,
-//!   `attribute`; constant factors of a product become term weights. Candidates a function
+//!   `attribute`; `latency_between` without a topology or latency model is the air distance
+//!   (HAS's latency score); `hpa_score` counts negatively under `minimize` (as HAS: higher is better);
+//!   constant factors of a product become term weights. Candidates a function
 //!   cannot score are filtered under the name `optimization`. Cost is used only where the
 //!   objective names it.
 //!
@@ -56,6 +63,7 @@ mod heat;
 mod hpa;
 mod lower;
 mod objective;
+mod request;
 mod space;
 
 pub use attribute::{attr_value, number};
@@ -66,4 +74,5 @@ pub use heat::{flavor_size, stack_flavors};
 pub use hpa::{HpaMatch, flavor_score, match_candidate};
 pub use lower::{Lowered, lower};
 pub use objective::{OBJECTIVE, aic_version};
+pub use request::parse_request;
 pub use space::{DemandSpace, Environment, LatencyModel, Space};

@@ -20,6 +20,7 @@ use crate::attribute::{AttributeRule, Op};
 use crate::fit::ControllerFit;
 use crate::group::{CommonGroup, GroupSets};
 use crate::hpa::{HpaMatch, match_candidate};
+use crate::request::parse_request;
 use crate::space::Sites;
 use crate::{ConstraintError, Environment, Space};
 
@@ -190,12 +191,14 @@ impl<'a> Lower<'a> {
             ConstraintKind::Attribute(p) => {
                 let mut checks = Vec::new();
                 for (key, ops) in &p.evaluate {
-                    checks.push((
-                        key.clone(),
-                        ops.iter()
-                            .map(|o| Op::new(o, name))
-                            .collect::<Result<Vec<_>, _>>()?,
-                    ));
+                    let ops = ops
+                        .iter()
+                        .filter(|o| !crate::attribute::is_blank(o))
+                        .map(|o| Op::new(o, name))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if !ops.is_empty() {
+                        checks.push((key.clone(), ops));
+                    }
                 }
                 let rule = AttributeRule { checks };
                 for &d in &ds {
@@ -306,6 +309,12 @@ impl<'a> Lower<'a> {
                                 (Some(a), Some(b)) => Some(HpaMatch {
                                     flavors: a.flavors.iter().chain(&b.flavors).cloned().collect(),
                                     score: a.score + b.score,
+                                    directives: a
+                                        .directives
+                                        .iter()
+                                        .chain(&b.directives)
+                                        .cloned()
+                                        .collect(),
                                 }),
                                 _ => None,
                             })
@@ -434,6 +443,10 @@ impl<'a> Lower<'a> {
         request: Option<&serde_json::Value>,
     ) -> Result<(), ConstraintError> {
         let request = parse_request(name, request)?;
+        if request.is_empty() {
+            // No amounts (HAS's `request` is optional): nothing to check.
+            return Ok(());
+        }
         if let Some(ctl) = self.env.controllers.get(controller).cloned() {
             for &d in ds {
                 self.filter(name, d, |_, c| ctl.fits(c, &request).fits());
@@ -732,46 +745,4 @@ fn builtin_fits(c: &Candidate, request: &BTreeMap<String, i64>) -> bool {
     request
         .iter()
         .all(|(d, &n)| n <= c.capacity.get(d).copied().unwrap_or(0))
-}
-
-/// A controller request as amounts per dimension: a mapping of non-negative integers (or
-/// strings holding them).
-fn parse_request(
-    origin: &str,
-    request: Option<&serde_json::Value>,
-) -> Result<BTreeMap<String, i64>, ConstraintError> {
-    let bad = |reason: String| ConstraintError::BadRequest {
-        origin: origin.to_owned(),
-        reason,
-    };
-    let Some(req) = request else {
-        return Err(bad(
-            "no request; expected a mapping of dimension names to amounts, e.g. {vcpu: 4}"
-                .to_owned(),
-        ));
-    };
-    let Some(map) = req.as_object() else {
-        return Err(bad(format!(
-            "found {req}; expected a mapping of dimension names to amounts, e.g. {{vcpu: 4}}"
-        )));
-    };
-    let mut out = BTreeMap::new();
-    for (k, v) in map {
-        let n = match v {
-            serde_json::Value::Number(n) => n.as_i64(),
-            serde_json::Value::String(s) => s.trim().parse::<i64>().ok(),
-            _ => None,
-        };
-        match n {
-            Some(n) if n >= 0 => {
-                out.insert(k.clone(), n);
-            }
-            _ => {
-                return Err(bad(format!(
-                    "`{k}` is {v}; expected a non-negative integer amount"
-                )));
-            }
-        }
-    }
-    Ok(out)
 }

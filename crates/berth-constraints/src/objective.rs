@@ -131,9 +131,14 @@ impl Lower<'_> {
                         reason: format!("hpa_score({d}) needs an hpa constraint on demand `{d}`"),
                     });
                 };
+                // A higher HPA score is better: HAS inverts it under `minimize`.
+                let sign = match self.template.optimization.as_ref().map(|o| o.goal) {
+                    Some(Goal::Maximize) => 1.0,
+                    _ => -1.0,
+                };
                 let costs: Arc<[f64]> = m
                     .iter()
-                    .map(|x| x.as_ref().map_or(0.0, |h| h.score))
+                    .map(|x| x.as_ref().map_or(0.0, |h| sign * h.score))
                     .collect();
                 Ok(Expr::unary(VarId(i as u32), costs))
             }
@@ -163,6 +168,15 @@ impl Lower<'_> {
         a: &Endpoint,
         b: &Endpoint,
     ) -> Result<Expr, ConstraintError> {
+        // Without a topology or a latency model, HAS's latency score is the air distance.
+        let metric = if metric == Metric::Latency
+            && self.env.latency.is_none()
+            && self.env.topology.is_none()
+        {
+            Metric::Distance
+        } else {
+            metric
+        };
         match (a, b) {
             (Endpoint::Demand(x), Endpoint::Demand(y)) => {
                 let (i, j) = (self.demand(OBJECTIVE, x)?, self.demand(OBJECTIVE, y)?);

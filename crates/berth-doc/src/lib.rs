@@ -19,6 +19,7 @@
 //! ```
 
 mod diag;
+mod flow;
 mod path;
 mod value;
 
@@ -136,7 +137,10 @@ impl<'l> Builder<'l> {
                     line: u32::try_from(m.line()).unwrap_or(u32::MAX),
                     column: u32::try_from(m.col() + 1).unwrap_or(u32::MAX),
                 };
-                err(pos, format!("invalid YAML: {}", e.info()))
+                err(
+                    pos,
+                    format!("invalid YAML: {}{}", e.info(), flow::note(text, pos)),
+                )
             })?;
             let pos = pos_of(&span);
             match event {

@@ -223,3 +223,30 @@ fn large_mappings_stay_correct_past_the_index_threshold() {
     text.push_str("k50: again\n");
     assert_eq!(parse(&text).unwrap_err().message, "duplicate key `k50`");
 }
+
+#[test]
+fn unclosed_flow_collections_name_where_they_were_opened() {
+    let msg = |text: &str| parse(text).map(|_| ()).unwrap_err().to_string();
+    expect_test::expect![[r#"
+        (5:1): invalid YAML: invalid indentation; the flow sequence `[` opened at 3:7 is never closed (expected `]`)
+    "#]]
+    .assert_eq(&format!(
+        "{}\n",
+        msg("version: 1\ndemands:\n  vG: [{inventory_provider: aai,\n    inventory_type: cloud}\nconstraints: {}\n")
+    ));
+    expect_test::expect![[r#"
+        invalid YAML: invalid indentation in flow construct; the flow mapping `{` opened at 2:9 is never closed (expected `}`)
+    "#]]
+    .assert_eq(&format!(
+        "{}\n",
+        parse("a: 1\nparams: {x: 1, y: \"}\"\nother: 2\n").unwrap_err().message
+    ));
+    // Closed collections and brackets inside scalars or comments are not blamed.
+    let e = parse("a: [1, 2]\nb: 'x[' # {\nc: [\n").unwrap_err();
+    assert!(e.message.contains("`[` opened at 3:4"), "{}", e.message);
+    let e = parse("a: {b: [1, 2]}\nc: d: e\n").unwrap_err();
+    assert!(!e.message.contains("opened at"), "{}", e.message);
+    // JSON text too, with brackets inside strings ignored.
+    let e = parse("{\"demands\": {\"vG\": [\n  {\"x\": \"[{\"}\n}\n").unwrap_err();
+    assert!(e.message.contains("`[` opened at 1:20"), "{}", e.message);
+}

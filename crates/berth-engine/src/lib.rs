@@ -5,6 +5,9 @@
 //! - [`plan`]`(template, provider, options)`: resolves each demand's requirements through the
 //!   [`berth_inventory::InventoryProvider`], lowers constraints and objective with
 //!   `berth-constraints`, solves with `berth-solver`, and reports a [`PlanOutcome`].
+//! - [`validate`] / [`check`]: the template's diagnostics plus every problem `plan`'s own
+//!   resolution and lowering find in the template alone (run against an empty inventory), so
+//!   what validates never fails to solve for a reason the template shows.
 //! - [`PlanOptions`]: number of plans (k best), time and node limits, HAS `unique`, latency
 //!   model, existing-placement bonus, service controllers, topology, clock, and an optional
 //!   [`CloudPolicyInput`] (seed 002 cloud selection policy with its owner and cost files).
@@ -60,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod check;
 mod cloud;
 mod error;
 mod options;
@@ -70,6 +74,7 @@ mod slicing;
 
 pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload};
 pub use berth_constraints::LatencyModel;
+pub use check::{check, validate, validate_raw};
 pub use cloud::{CloudPolicyInput, rejection_name};
 pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};

@@ -104,9 +104,45 @@ pub fn plan(
             message: format!("the solver rejected the lowered problem: {e}"),
         })?;
     let mut out = report(&res, &lowered, applied.as_ref(), &outcome);
+    add_demand_echoes(&mut out, template);
     out.stats.elapsed_ms =
         u64::try_from(clock.now().saturating_sub(start).as_millis()).unwrap_or(u64::MAX);
     Ok(out)
+}
+
+/// What HAS echoes from a demand into its recommendation: `service_resource_id` (the
+/// first requirement's that has one) and `passthrough_attributes` (all requirements', first
+/// wins), copied into the demand's placements under those names.
+fn add_demand_echoes(out: &mut PlanOutcome, template: &Template) {
+    for demand in template.demands.values() {
+        let mut pass = serde_json::Map::new();
+        for r in &demand.requirements {
+            for (k, v) in &r.passthrough_attributes {
+                pass.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        let resource_id = demand
+            .requirements
+            .iter()
+            .find_map(|r| r.service_resource_id.clone());
+        for s in &mut out.solutions {
+            let Some(p) = s.placements.get_mut(&demand.name) else {
+                continue;
+            };
+            if !pass.is_empty() {
+                p.insert(
+                    "passthrough_attributes".to_owned(),
+                    serde_json::Value::Object(pass.clone()),
+                );
+            }
+            if let Some(id) = &resource_id {
+                p.insert(
+                    "service_resource_id".to_owned(),
+                    serde_json::Value::String(id.clone()),
+                );
+            }
+        }
+    }
 }
 
 /// Adds each cloud policy demand's net value as a unary term: lower is better, so it is
@@ -254,7 +290,8 @@ fn report(
 }
 
 /// The candidate's fields as JSON (nulls, empty collections and flavors left out), plus the
-/// HPA flavors chosen when an `hpa` constraint applies, plus the realized intent, cost and
+/// HPA flavors chosen when an `hpa` constraint applies (`flavor_map`, `hpa_score`, HAS's
+/// `directives`), plus the realized intent, cost and
 /// net value when a cloud policy applies.
 fn placement(
     res: &Resolution,
@@ -282,6 +319,10 @@ fn placement(
             .collect();
         m.insert("flavor_map".to_owned(), serde_json::Value::Object(map));
         m.insert("hpa_score".to_owned(), serde_json::json!(h.score));
+        m.insert(
+            "directives".to_owned(),
+            serde_json::json!({"directives": h.directives}),
+        );
     }
     if let Some(p) = applied
         .and_then(|a| a.get(d))

@@ -132,6 +132,15 @@ fn ids(cs: &[TCandidate]) -> Vec<CandidateId> {
         .collect()
 }
 
+/// Filtering attributes HAS uses only to find service instances; on a cloud demand (OSDF
+/// sends them there too) they select nothing.
+const SERVICE_ONLY_FILTERS: [&str; 4] = [
+    "service-type",
+    "equipment-role",
+    "model-invariant-id",
+    "model-version-id",
+];
+
 fn requirement(
     demand: &str,
     r: &Requirement,
@@ -143,12 +152,19 @@ fn requirement(
         .map_or(InventoryType::Cloud, inventory_type);
     let mut req =
         DemandRequirement::new(demand, r.inventory_provider.clone().unwrap_or_default(), ty);
-    req.service_type.clone_from(&r.service_type);
-    req.service_id.clone_from(&r.service_id);
+    // HAS looks up cloud regions whatever `service_type`/`service_id` say (OSDF sends them on
+    // every demand); they select existing service instances only.
+    if ty != InventoryType::Cloud {
+        req.service_type.clone_from(&r.service_type);
+        req.service_id.clone_from(&r.service_id);
+    }
     req.default_cost = r.default_cost;
     let generated = slicing::generates(ty, &r.filtering_attributes);
     let filtering = r.filtering_attributes.iter().filter(|_| !generated);
     for (k, v) in r.attributes.iter().chain(filtering) {
+        if ty == InventoryType::Cloud && SERVICE_ONLY_FILTERS.contains(&k.as_str()) {
+            continue;
+        }
         match attr_filter(demand, k, v) {
             Ok(Some(f)) => {
                 req.attributes.insert(k.clone(), f);
@@ -157,7 +173,11 @@ fn requirement(
             Err(e) => problems.push(e),
         }
     }
-    for (key, v) in [("region", &r.region), ("complex_name", &r.complex)] {
+    // HAS: a demand's `region` is a cloud region id, its `complex` a complex (CLLI) id.
+    for (key, v) in [
+        ("location_id", &r.region),
+        ("physical_location_id", &r.complex),
+    ] {
         if let Some(v) = v {
             req.attributes.insert(
                 key.to_owned(),

@@ -237,9 +237,9 @@ pub struct Requirement {
     pub existing_placement: Option<Candidate>,
     /// Explicit candidates (no inventory query).
     pub candidates: Vec<Candidate>,
-    /// HAS: region filter.
+    /// HAS: the cloud region id (candidate `location_id`) candidates must have.
     pub region: Option<String>,
-    /// HAS: complex filter.
+    /// HAS: the complex (CLLI) id (candidate `physical_location_id`) candidates must have.
     pub complex: Option<String>,
     /// HAS: whether the candidate must be unique to this demand.
     pub unique: Option<bool>,

@@ -261,18 +261,20 @@ fn versions() {
         assert_eq!(t.version.as_str(), v.trim_matches('"'));
     }
     assert_eq!(
-        errors("homing_template_version: 2019-01-01\n"),
+        errors(
+            "homing_template_version: 2019-01-01\ndemands: {d: {inventory_provider: aai, inventory_type: cloud}}\n"
+        ),
         [
             "homing_template_version (1:26): unsupported homing_template_version `2019-01-01`; expected one of 2016-11-01, 2017-10-10, 2018-02-01, 2020-08-13"
         ]
     );
     assert_eq!(
-        errors("demands: {}\n"),
+        errors("demands: {d: {inventory_provider: aai, inventory_type: cloud}}\n"),
         [
             "(1:1): missing `homing_template_version`; expected one of 2016-11-01, 2017-10-10, 2018-02-01, 2020-08-13"
         ]
     );
-    assert_eq!(errors("homing_template_version: 2017\n").len(), 1);
+    assert_eq!(errors("homing_template_version: 2017\ndemands: {d: {inventory_provider: aai, inventory_type: cloud}}\n").len(), 1);
     assert_eq!(
         errors("- a\n"),
         ["(1:1): expected a homing template mapping; found a list"]
@@ -473,7 +475,7 @@ fn generic_objective_lowers_weights_and_normalization() {
     assert_eq!(
         warnings,
         [
-            "optimization (9:3): hpa_score of demand `vG2` but no hpa constraint applies to it; its score is always 0"
+            "optimization (9:3): hpa_score of demand `vG2` but no hpa constraint applies to it; expected an hpa constraint on that demand"
         ]
     );
     let o = a.template.unwrap().optimization.unwrap();
@@ -522,11 +524,17 @@ fn from_str_wraps_diagnostics_in_template_error() {
         first,
         diagnostics,
     } = err;
-    assert_eq!(errors, 1);
-    assert_eq!(diagnostics.len(), 2, "the error and the no-demands warning");
+    assert_eq!(errors, 2, "the version and the missing demands");
+    assert_eq!(diagnostics.len(), 2);
+    assert_eq!(
+        first,
+        "undefined demand: the template declares no demands; expected at least one under `demands`"
+    );
     assert!(
-        first.starts_with("homing_template_version (1:26): expected a version string"),
-        "{first}"
+        diagnostics[1]
+            .to_string()
+            .starts_with("homing_template_version (1:26): expected a version string"),
+        "{diagnostics:?}"
     );
 }
 
@@ -540,4 +548,43 @@ fn parse_errors_are_diagnostics() {
         ..Limits::default()
     };
     assert!(Template::parse_with("a: [[[[[1]]]]]", &limits).is_err());
+}
+
+#[test]
+fn empty_optimization_means_no_objective() {
+    let t = ok(&with("optimization: {}\n"));
+    assert_eq!(t.optimization, None);
+    let json = json!({"homing_template_version": "2017-10-10",
+        "demands": {"vG": [{"inventory_provider": "aai", "inventory_type": "cloud"}]},
+        "optimization": {}});
+    assert_eq!(
+        load_json(&json, &LoadOptions::default())
+            .unwrap()
+            .optimization,
+        None
+    );
+    // Only the empty mapping: a mapping without a goal is still an error.
+    assert_eq!(
+        errors(&with("optimization: {goal2: x}\n"))[0],
+        "optimization.goal2 (8:16): unknown goal `goal2`; expected minimize or maximize"
+    );
+}
+
+#[test]
+fn a_template_without_demands_is_an_error() {
+    expect_test::expect![[r#"
+        [
+            "error undefined demand: the template declares no demands; expected at least one under `demands`",
+        ]
+    "#]]
+    .assert_debug_eq(&diags("homing_template_version: 2017-10-10\n", &LoadOptions::default()));
+    expect_test::expect![[r#"
+        [
+            "error demands (2:10): undefined demand: the template declares no demands; expected at least one under `demands`",
+        ]
+    "#]]
+    .assert_debug_eq(&diags(
+        "homing_template_version: 2017-10-10\ndemands: {}\n",
+        &LoadOptions::default(),
+    ));
 }

@@ -318,8 +318,8 @@ fn diagnostics_for_unparsable_and_empty_documents() {
     check_diagnostics(
         "levels: [a\nlocation: {",
         expect![[r#"
-        (2:9): invalid YAML: illegal placement of ':' indicator
-    "#]],
+            (2:9): invalid YAML: illegal placement of ':' indicator; the flow sequence `[` opened at 1:9 is never closed (expected `]`)
+        "#]],
     );
     check_diagnostics(
         "- 1\n- 2\n",

@@ -106,7 +106,7 @@ fn json_shape_is_the_contract() {
     assert!(s["placements"]["vG"]["latitude"].is_number());
     assert!(v["solutions"][0]["objective"].as_f64() <= v["solutions"][1]["objective"].as_f64());
     assert_eq!(keys(&v["triage"]["vG"]), ["candidates", "removed"]);
-    assert_eq!(v["triage"]["vG"]["candidates"], 38);
+    assert_eq!(v["triage"]["vG"]["candidates"], 41);
     assert_eq!(v["triage"]["vG"]["removed"]["lon1"], "distance_vg");
     assert_eq!(keys(&v["stats"]), ["nodes", "elapsed_ms"]);
     assert!(v["stats"]["nodes"].as_u64().is_some());
@@ -312,8 +312,15 @@ fn cloud_policy_drops_owners_and_prices_regions() {
     assert!((objective - (km + 70.0)).abs() < 1e-9, "{objective}");
 
     let removed = &v["triage"]["vgw"]["removed"];
-    assert_eq!(v["triage"]["vgw"]["candidates"], 40);
-    assert_eq!(removed.as_object().map(|m| m.len()), Some(11));
+    assert_eq!(v["triage"]["vgw"]["candidates"], 43);
+    assert_eq!(removed.as_object().map(|m| m.len()), Some(14));
+    // The ONAP regions' owner (CloudOwner) is not in the owner catalog.
+    assert_eq!(
+        removed["ean1"]
+            .as_str()
+            .map(|r| r.starts_with("cloud-policy:")),
+        Some(true)
+    );
     assert_eq!(removed["hou2"], "cloud-policy:intent_unsupported"); // azure
     assert_eq!(removed["sfo1"], "cloud-policy:oversubscription_not_offered"); // gcp
 }

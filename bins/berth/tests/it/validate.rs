@@ -270,3 +270,52 @@ fn assembly_examples_validate_and_plan() {
     let out = berth(&["assembly", "validate", bad.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
 }
+
+/// Runs `berth validate` on `text` written to a temporary file: exit code and stdout.
+fn validate_text(name: &str, text: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write");
+    let out = berth(&["validate", path.to_str().expect("utf-8 path")]);
+    (
+        out.status.code(),
+        stdout(&out).replace(&path.display().to_string(), name),
+    )
+}
+
+#[test]
+fn has_issue_12_diagnostics_exit_1_where_solve_would_fail() {
+    // No demands: HAS's "Undefined Demand", an error.
+    let (code, text) = validate_text("empty.yaml", "homing_template_version: 2017-10-10\n");
+    assert_eq!(code, Some(1), "{text}");
+    expect_test::expect![[r#"
+        empty.yaml: error: undefined demand: the template declares no demands; expected at least one under `demands`
+    "#]]
+    .assert_eq(&text);
+    // An unclosed flow collection names where it was opened.
+    let (code, text) = validate_text(
+        "unclosed.yaml",
+        "homing_template_version: 2017-10-10\ndemands:\n  vG: [{inventory_provider: aai,\n    inventory_type: cloud}\nconstraints: {}\n",
+    );
+    assert_eq!(code, Some(1), "{text}");
+    expect_test::expect![[r#"
+        unclosed.yaml: error: (5:1): invalid YAML: invalid indentation; the flow sequence `[` opened at 3:7 is never closed (expected `]`)
+    "#]]
+    .assert_eq(&text);
+    // What only lowering sees (a request unit) is reported by validate too.
+    let (code, text) = validate_text(
+        "fit.yaml",
+        "homing_template_version: 2017-10-10\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\nconstraints:\n  cap: {type: vim_fit, demands: [vG], properties: {controller: multicloud, request: {vCPU: 2, Memory: {quantity: 4, unit: GX}}}}\n",
+    );
+    assert_eq!(code, Some(1), "{text}");
+    expect_test::expect![[r#"
+        fit.yaml: error: constraints.cap.properties.request (4:85): `cap` has a bad request: `Memory` has unknown unit `GX`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)
+    "#]]
+    .assert_eq(&text);
+    // `optimization: {}` and the multicloud vim_fit shape are valid (and solve).
+    let (code, text) = validate_text(
+        "ok.yaml",
+        "homing_template_version: 2017-10-10\nparameters: {REQUIRED_MEM: 4}\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\nconstraints:\n  cap: {type: vim_fit, demands: [vG], properties: {controller: multicloud, request: {vCPU: 2, Memory: {quantity: {get_param: REQUIRED_MEM}, unit: GB}}}}\noptimization: {}\n",
+    );
+    assert_eq!((code, text.as_str()), (Some(0), "ok.yaml: valid\n"));
+}

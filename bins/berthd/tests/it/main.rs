@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod compat_has;
 mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;

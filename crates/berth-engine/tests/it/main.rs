@@ -6,6 +6,7 @@ mod cloud;
 mod counterexample;
 mod oracle;
 mod snapshots;
+mod validate;
 
 use std::sync::Arc;
 

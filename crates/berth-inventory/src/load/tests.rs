@@ -166,7 +166,7 @@ fn top_level_and_candidates_shape_errors() {
     check_diags(
         "candidates: [\n",
         expect![[r#"
-            error: (2:1): invalid YAML: while parsing a node, did not find expected node content
+            error: (2:1): invalid YAML: while parsing a node, did not find expected node content; the flow sequence `[` opened at 1:13 is never closed (expected `]`)
         "#]],
     );
 }

@@ -29,14 +29,14 @@ fn example_loads_without_warnings_and_counts_match() {
         .candidates()
         .filter(|c| c.inventory_type == InventoryType::Service)
         .count();
-    assert_eq!((clouds, services), (40, 10));
+    assert_eq!((clouds, services), (43, 10));
     let owners: BTreeSet<&str> = p
         .candidates()
         .filter_map(|c| c.cloud_owner.as_deref())
         .collect();
     assert_eq!(
         owners.into_iter().collect::<Vec<_>>(),
-        ["att-aic", "aws", "azure", "gcp"]
+        ["CloudOwner", "att-aic", "aws", "azure", "gcp"]
     );
     let countries: BTreeSet<&str> = p
         .candidates()
@@ -146,7 +146,7 @@ fn vg_demand_cloud_side_and_groups_pair_mux_with_regions() {
         .resolve_demand(&DemandRequirement::new("vG", "aai", InventoryType::Cloud))
         .expect("resolves");
     // gcp regions are served only under `multicloud`.
-    assert_eq!(clouds.candidates.len(), 38);
+    assert_eq!(clouds.candidates.len(), 41);
     let muxes = p.resolve_demand(&mux_requirement()).expect("resolves");
     for mux in &muxes.candidates {
         let group = mux.groups.first().expect("every mux is grouped");

@@ -56,16 +56,20 @@ pub(crate) const CANDIDATE_KEYS: [&str; 18] = [
     "physical_location_id",
 ];
 
+/// HAS rejects a template without demands ("Undefined Demand"); so does Berth.
+const UNDEFINED_DEMAND: &str =
+    "undefined demand: the template declares no demands; expected at least one under `demands`";
+
 impl Reader<'_> {
     pub(crate) fn demands(&mut self, top: &Map, path: &Path) -> IndexMap<String, Demand> {
         let mut out = IndexMap::new();
         let section = top.get("demands").filter(|v| !v.is_null());
         let Some(v) = section else {
-            self.warning(
+            self.error(
                 &Path::root(),
                 top.entry("demands")
                     .map_or(berth_doc::Pos::UNKNOWN, |(k, _)| k.pos),
-                "template declares no demands; it places nothing",
+                UNDEFINED_DEMAND,
             );
             return out;
         };
@@ -73,11 +77,7 @@ impl Reader<'_> {
             return out;
         };
         if m.is_empty() {
-            self.warning(
-                path,
-                v.pos,
-                "template declares no demands; it places nothing",
-            );
+            self.error(path, v.pos, UNDEFINED_DEMAND);
         }
         for (k, dv) in m.iter() {
             let dpath = path.key(&k.name);

@@ -148,8 +148,9 @@ pub(crate) fn read(
         Some((k, v)) => r.reservations(v, &root.key(&k.name)),
         None => Reservations::default(),
     };
+    // OSDF sends `optimization: {}` for a policy without an objective; HAS reads it as none.
     let optimization = match top.get("optimization") {
-        Some(v) if !v.is_null() => {
+        Some(v) if !v.is_null() && !v.as_map().is_some_and(|m| m.is_empty()) => {
             r.optimization(v, &root.key("optimization"), version, &constraints)
         }
         _ => None,

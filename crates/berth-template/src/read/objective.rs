@@ -104,7 +104,7 @@ impl Reader<'_> {
                         .values()
                         .any(|c| matches!(c.kind, ConstraintKind::Hpa(_)) && c.demands.contains(d));
                     if !covered {
-                        self.warning(path, v.pos, format!("hpa_score of demand `{d}` but no hpa constraint applies to it; its score is always 0"));
+                        self.warning(path, v.pos, format!("hpa_score of demand `{d}` but no hpa constraint applies to it; expected an hpa constraint on that demand"));
                     }
                 }
                 Expr::Const(_) | Expr::Function(_) => {}

@@ -71,7 +71,7 @@ fn seed_constraint_schema_placeholders() {
     check_file(
         "seed_constraint_schema.yaml",
         expect![[r#"
-        warning template declares no demands; it places nothing
+        error undefined demand: the template declares no demands; expected at least one under `demands`
         error constraints.CONSTRAINT_NAME_1.type (5:11): unknown constraint type `CONSTRAINT_TYPE`; expected one of attribute, threshold, distance_between_demands, distance_to_location, instance_fit, region_fit, vim_fit, service, zone, inventory_group, license, network_between_demands, network_to_location, capability, capacity, hpa
         error constraints.CONSTRAINT_NAME_1.demands (6:14): undefined demand `DEMAND_NAME | [DEMAND_NAME_1, DEMAND_NAME_2, ...]`; expected a demand declared in `demands`
         error constraints.CONSTRAINT_NAME_2.type (10:11): unknown constraint type `CONSTRAINT_TYPE`; expected one of attribute, threshold, distance_between_demands, distance_to_location, instance_fit, region_fit, vim_fit, service, zone, inventory_group, license, network_between_demands, network_to_location, capability, capacity, hpa

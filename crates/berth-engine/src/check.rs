@@ -1,0 +1,92 @@
+//! `validate` and `check`: the template problems `plan` would hit whatever the inventory
+//! holds, found by running `plan`'s own resolution and lowering against an empty inventory.
+//! `berth validate` uses this, so it never calls valid a template `solve` cannot lower.
+
+use berth_constraints::{Environment, lower};
+use berth_doc::{Diagnostic, Path, Pos};
+use berth_inventory::{Inventory, StaticProvider};
+use berth_template::{LoadOptions, RawTemplate, Template};
+
+use crate::EngineError;
+use crate::resolve::resolve;
+
+/// Every diagnostic of template `text`: the template's own (syntax, schema, references) and,
+/// when those pass, every problem resolution and lowering find in the template alone.
+pub fn validate(text: &str, opts: &LoadOptions) -> Vec<Diagnostic> {
+    match Template::parse_with(text, &opts.limits) {
+        Ok(raw) => validate_raw(&raw, opts),
+        Err(d) => d,
+    }
+}
+
+/// [`validate`] for an already-parsed template (e.g. a JSON object from the HTTP API).
+pub fn validate_raw(raw: &RawTemplate, opts: &LoadOptions) -> Vec<Diagnostic> {
+    let analysis = raw.analyze(opts);
+    let mut out = analysis.diagnostics;
+    if let Some(t) = &analysis.template {
+        out.extend(check(t, Some(raw.document())));
+    }
+    out
+}
+
+/// The problems of a resolved template that no inventory, topology or latency model could
+/// fix, as error diagnostics; `doc` (the parsed template) supplies their line:column.
+pub fn check(template: &Template, doc: Option<&berth_doc::Value>) -> Vec<Diagnostic> {
+    let empty = StaticProvider::new(Inventory::default());
+    let res = match resolve(template, &empty) {
+        Ok(res) => res,
+        Err(EngineError::InvalidInput { problems }) => {
+            let path = Path::root().key("demands");
+            let pos = position(doc, &["demands"]);
+            return problems
+                .into_iter()
+                .map(|p| Diagnostic::error(&path, pos, p))
+                .collect();
+        }
+        // Anything else depends on the inventory, which validation does not have.
+        Err(_) => return Vec::new(),
+    };
+    let env = Environment {
+        provider: &empty,
+        controllers: Default::default(),
+        topology: None,
+        latency: None,
+        existing_bonus: 0.0,
+    };
+    let Err(errors) = lower(template, &res.space, &env) else {
+        return Vec::new();
+    };
+    errors
+        .iter()
+        .filter(|e| e.is_template_error())
+        .map(|e| {
+            let origin = e.origin();
+            let mut keys: Vec<&str> = if origin == berth_constraints::OBJECTIVE {
+                vec!["optimization"]
+            } else {
+                vec!["constraints", origin]
+            };
+            if matches!(e, berth_constraints::ConstraintError::BadRequest { .. }) {
+                keys.extend(["properties", "request"]);
+            }
+            let path = keys.iter().fold(Path::root(), |p, k| p.key(*k));
+            Diagnostic::error(&path, position(doc, &keys), e.to_string())
+        })
+        .collect()
+}
+
+/// The position of the deepest node of `keys` found in `doc`.
+fn position(doc: Option<&berth_doc::Value>, keys: &[&str]) -> Pos {
+    let mut pos = Pos::UNKNOWN;
+    let mut at = doc;
+    for k in keys {
+        match at.and_then(berth_doc::Value::as_map).and_then(|m| m.get(k)) {
+            Some(v) => {
+                pos = v.pos;
+                at = Some(v);
+            }
+            None => break,
+        }
+    }
+    pos
+}
