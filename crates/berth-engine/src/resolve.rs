@@ -173,11 +173,14 @@ fn requirement(
             Err(e) => problems.push(e),
         }
     }
-    // HAS: a demand's `region` is a cloud region id, its `complex` a complex (CLLI) id.
-    for (key, v) in [
-        ("location_id", &r.region),
-        ("physical_location_id", &r.complex),
-    ] {
+    // HAS: on a cloud demand `region` is a cloud region id and `complex` a complex (CLLI) id;
+    // service and slicing candidates carry their own `region` / `complex_name`.
+    let (region_key, complex_key) = if ty == InventoryType::Cloud {
+        ("location_id", "physical_location_id")
+    } else {
+        ("region", "complex_name")
+    };
+    for (key, v) in [(region_key, &r.region), (complex_key, &r.complex)] {
         if let Some(v) = v {
             req.attributes.insert(
                 key.to_owned(),

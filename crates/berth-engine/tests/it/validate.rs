@@ -135,7 +135,14 @@ fn everything_validate_accepts_solves_without_an_input_error() {
     let mut all = files_in(&root().join("crates/berth-template/tests/fixtures"));
     all.extend(files_in(&root().join("examples/templates")));
     all.extend(shapes());
-    let inventory = example_inventory();
+    all.extend(files_in(&root().join("examples/slicing")));
+    // One deployment serving every type: the example regions and the slicing candidates.
+    let main = std::fs::read_to_string(root().join("examples/inventory.yaml")).unwrap();
+    let slicing = std::fs::read_to_string(root().join("examples/slicing/inventory.yaml")).unwrap();
+    let (_, slices) = slicing.split_once("candidates:\n").unwrap();
+    let (head, rest) = main.split_once("candidates:\n").unwrap();
+    let (slices, _) = slices.split_once("\n\n").unwrap_or((slices, ""));
+    let inventory = StaticProvider::parse(&format!("{head}candidates:\n{slices}\n{rest}")).unwrap();
     let o = PlanOptions {
         latency: Some(LatencyModel::per_km(0.01)),
         ..opts()
