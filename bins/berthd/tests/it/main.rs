@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod compat_promise;
 mod db;
 mod tls;
 
