@@ -35,6 +35,9 @@ pub fn load_inventory(cfg: &Config) -> Result<Inventory> {
     Ok(inv)
 }
 
+/// The provider of the pools seeded from the inventory: `<candidate-id>/inventory`.
+pub const INVENTORY_PROVIDER: &str = "inventory";
+
 /// The calendar commands giving each candidate's capacity to a pool `(candidate, inventory)`.
 pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec<Command> {
     inv.candidates
@@ -52,7 +55,7 @@ pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec
                 .collect();
             (!amounts.is_zero()).then(|| {
                 Command::IncreaseCapacity(CapacityChange {
-                    pool: PoolKey::new(c.candidate_id.to_string(), "inventory"),
+                    pool: PoolKey::new(c.candidate_id.to_string(), INVENTORY_PROVIDER),
                     start: now,
                     end: None,
                     amounts,
@@ -96,7 +99,7 @@ pub fn inventory_provider(inv: &Inventory) -> ProviderInfo {
         });
     }
     ProviderInfo {
-        id: "inventory".into(),
+        id: INVENTORY_PROVIDER.into(),
         provider_type: "inventory".into(),
         endpoint: None,
         region: None,
@@ -257,3 +260,6 @@ pub async fn shutdown_signal() {
         () = term => {},
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -848,6 +848,7 @@ async fn promise_reservations_default_to_max_duration_and_leave_query_when_cance
     .await;
     assert_eq!((s, v["priority"].as_str()), (200, Some("high")), "{v}");
     assert_eq!(v["reservation-id"], json!(open));
+    assert_eq!(v["end"], json!(t0() + chrono::TimeDelta::hours(8760)));
     // Once its end passed, the short one is listed but not active.
     clock.set(t0() + chrono::TimeDelta::hours(3));
     let (_, v) = promise(&app, "/query-reservation", json!({})).await;
