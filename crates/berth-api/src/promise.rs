@@ -673,6 +673,9 @@ pub async fn create_instance(
         ),
         None => None,
     };
+    // Without `provider-id`, an unreserved instance of a flavor goes to the provider offering
+    // it (Promise takes the first provider).
+    let mut provider_id = b.provider_id.clone();
     let amounts = match (&b.capacity, &b.flavor) {
         (Some(c), _) => amounts(c, "capacity")?,
         (None, Some(name)) => {
@@ -688,7 +691,9 @@ pub async fn create_instance(
                 Some((_, dims)) => dims.clone(),
                 None => {
                     let zone = b.zone.as_deref().unwrap_or(DEFAULT_ZONE);
-                    pool_dimensions(&st, &PoolKey::new(zone, pid)).await?
+                    let dims = pool_dimensions(&st, &PoolKey::new(zone, pid.as_str())).await?;
+                    provider_id.get_or_insert(pid);
+                    dims
                 }
             };
             flavor_amounts(&flavor, &dims)
@@ -699,7 +704,7 @@ pub async fn create_instance(
         Some(r) => AllocationRequest::reserved(r, amounts),
         None => AllocationRequest::unreserved(b.zone.as_deref().unwrap_or(DEFAULT_ZONE), amounts),
     };
-    req.provider = b.provider_id.map(ProviderId);
+    req.provider = provider_id.map(ProviderId);
     req.end = b.end;
     let c = st
         .reservations

@@ -962,6 +962,23 @@ async fn promise_instances_consume_and_free_their_flavor() {
     )
     .await;
     assert_eq!((s, v["message"].as_str()), (400, Some(format!("`flavor`: flavor `m1.huge` is unknown to provider `{pid}`; expected one of [m1.small, m1.xlarge]").as_str())));
+    // Without provider-id the provider offering the flavor is used (a default pool exists too).
+    let (s, _) = promise(
+        &app,
+        "/increase-capacity",
+        json!({"capacity": {"cores": 9}}),
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (s, v) = promise(&app, "/create-instance", json!({"flavor": "m1.small"})).await;
+    assert_eq!(
+        (s, v["pool-id"].as_str()),
+        (200, Some(pool.as_str())),
+        "{v}"
+    );
+    let third = v["instance-id"].as_str().unwrap().to_owned();
+    let (s, _) = promise(&app, "/destroy-instance", json!({"instance-id": third})).await;
+    assert_eq!(s, 200);
     let (s, v) = promise(&app, "/create-instance", json!({"flavor": "m1.huge"})).await;
     assert_eq!(
         (s, v["message"].as_str()),
