@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use berth_calendar::{Amounts, CapacityChange, Command, PoolKey};
-use berth_inventory::{Inventory, StaticProvider};
+use berth_inventory::{AttrValue, Inventory, StaticProvider};
 use berth_service::{
-    Notifier, NotifyConfig, PlanConfig, PlanService, ReservationOptions, ReservationService,
-    SystemClock, WallClock,
+    Notifier, NotifyConfig, PlanConfig, PlanService, ProviderFlavor, ProviderInfo,
+    ReservationOptions, ReservationService, SystemClock, WallClock,
 };
 
 pub use config::Config;
@@ -36,6 +36,9 @@ pub fn load_inventory(cfg: &Config) -> Result<Inventory> {
     Ok(inv)
 }
 
+/// The provider of the pools seeded from the inventory: `<candidate-id>/inventory`.
+pub const INVENTORY_PROVIDER: &str = "inventory";
+
 /// The calendar commands giving each candidate's capacity to a pool `(candidate, inventory)`.
 pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec<Command> {
     inv.candidates
@@ -53,7 +56,7 @@ pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec
                 .collect();
             (!amounts.is_zero()).then(|| {
                 Command::IncreaseCapacity(CapacityChange {
-                    pool: PoolKey::new(c.candidate_id.to_string(), "inventory"),
+                    pool: PoolKey::new(c.candidate_id.to_string(), INVENTORY_PROVIDER),
                     start: now,
                     end: None,
                     amounts,
@@ -61,6 +64,49 @@ pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec
             })
         })
         .collect()
+}
+
+/// The provider of the inventory's pools (`<candidate>/inventory`), known to the Promise routes
+/// without `add-provider`, with every candidate's flavors whose `basicCapabilities` give
+/// `numVirtualCpu` and `virtualMemSize` (first of a name wins; `diskSize` in GB when given).
+pub fn inventory_provider(inv: &Inventory) -> ProviderInfo {
+    let mut flavors: Vec<ProviderFlavor> = Vec::new();
+    for f in inv.candidates.values().flat_map(|c| &c.flavors) {
+        let num = |key: &str, per_gb: u64| {
+            let a = f.attribute("basicCapabilities", key)?;
+            let n = match &a.value {
+                AttrValue::Int(n) => u64::try_from(*n).ok()?,
+                AttrValue::Str(s) => s.trim().parse().ok()?,
+                _ => return None,
+            };
+            match a.unit.as_deref().map(str::to_ascii_uppercase).as_deref() {
+                Some("GB" | "GIB") => n.checked_mul(per_gb),
+                _ => Some(n),
+            }
+        };
+        let (Some(vcpus), Some(ram)) = (num("numVirtualCpu", 1), num("virtualMemSize", 1024))
+        else {
+            continue;
+        };
+        if flavors.iter().any(|x| x.name == f.name) {
+            continue;
+        }
+        flavors.push(ProviderFlavor {
+            id: f.id.clone(),
+            name: f.name.clone(),
+            vcpus,
+            ram,
+            disk: num("diskSize", 1).unwrap_or(0),
+        });
+    }
+    ProviderInfo {
+        id: INVENTORY_PROVIDER.into(),
+        provider_type: "inventory".into(),
+        endpoint: None,
+        region: None,
+        tenant: None,
+        flavors,
+    }
 }
 
 /// Serves the API on `listener` (bound to `cfg.listen` when `None`) until `shutdown` resolves,
@@ -120,6 +166,7 @@ pub async fn serve(
         credential_key: key,
         max_batch: cfg.journal.max_batch.max(1),
         snapshot_every: cfg.journal.snapshot_every,
+        static_providers: vec![inventory_provider(&inventory)],
     };
     let reservations =
         ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier).await?;
@@ -245,3 +292,5 @@ async fn check_stored_credentials(
     }
     Ok(())
 }
+#[cfg(test)]
+mod tests;

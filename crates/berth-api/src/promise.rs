@@ -1,6 +1,15 @@
 //! Promise shim routes (seed 001 Annex C): reservations, instances, capacity, providers and
 //! subscriptions, with `result: ok|conflict|error` bodies and capacities given as numbers or
 //! numeric strings (`"cores": "5"`).
+//!
+//! Pool identity: a pool is the capacity one provider offers in one zone, and its canonical id
+//! is `<zone>/<provider-id>` (e.g. `default/5f0c…`). `increase-capacity` answers that id as
+//! `pool-id`, `query-capacity` lists it as `ResourcePool:<pool-id>`, and every `source` (capacity
+//! changes, subscriptions) accepts it in any of these forms: `"<pool-id>"`,
+//! `"ResourcePool:<pool-id>"`, `"<provider-id>"`, `"ResourceProvider:<provider-id>"`, or an
+//! object `{"id": …}` holding one of those strings (Promise clients send the provider record).
+//! A provider id alone (no `/`) names its pool in the request's `zone` (default `default`).
+//! Provider ids never contain `/`; a pool id is split at its last `/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,11 +19,12 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use berth_calendar::{
-    AllocationId, AllocationRequest, Amounts, Applied, CapacityChange, CapacityQuery, Command,
-    Dimension, ElementId, PoolKey, Priority, ProviderId, ReservationId, ReservationQuery,
-    ReservationRequest, Scope, TenantId, ThresholdSubscription, Window, ZoneId,
+    AllocationId, AllocationRequest, Amounts, Applied, CapacityChange, CapacityLevels,
+    CapacityQuery, Command, Dimension, ElementId, PoolCapacity, PoolKey, Priority, ProviderId,
+    Reservation, ReservationId, ReservationQuery, ReservationRequest, ReservationState, Scope,
+    TenantId, ThresholdSubscription, Window, ZoneId,
 };
-use berth_service::{ProviderInfo, ReservationFilter};
+use berth_service::{ProviderFlavor, ProviderInfo, ReservationFilter};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -26,8 +36,8 @@ use crate::error::{ApiError, Dialect, parse_body};
 const D: Dialect = Dialect::Promise;
 /// Zone used when a request names none.
 pub const DEFAULT_ZONE: &str = "default";
-/// Provider used when a capacity request names none.
-pub const DEFAULT_PROVIDER: &str = "default";
+/// Provider used when a capacity request names none (always known).
+pub const DEFAULT_PROVIDER: &str = berth_service::DEFAULT_PROVIDER;
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -41,21 +51,118 @@ pub enum Quantity {
     Text(String),
 }
 
-fn amounts(cap: &BTreeMap<String, Quantity>) -> Result<Amounts> {
-    let mut a = Amounts::new();
-    for (k, q) in cap {
-        let v = match q {
-            Quantity::Number(n) => *n,
+impl Quantity {
+    /// The value; `field` names it in the error.
+    fn value(&self, field: &str) -> Result<u64> {
+        match self {
+            Quantity::Number(n) => Ok(*n),
             Quantity::Text(s) => s.trim().parse::<u64>().map_err(|_| {
                 ApiError::bad_request(
-                    format!("capacity `{k}` is `{s}`; expected a non-negative integer"),
+                    format!("`{field}` is `{s}`; expected a non-negative integer"),
                     D,
                 )
-            })?,
-        };
-        a.set(Dimension(k.clone()), v);
+            }),
+        }
+    }
+}
+
+/// The amounts of the `field` map (`capacity`).
+fn amounts(cap: &BTreeMap<String, Quantity>, field: &str) -> Result<Amounts> {
+    let mut a = Amounts::new();
+    for (k, q) in cap {
+        a.set(Dimension(k.clone()), q.value(&format!("{field}.{k}"))?);
     }
     Ok(a)
+}
+
+fn not_found(message: String) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, message, D)
+}
+
+/// What a `source` names: a pool id, or a provider whose pool is in the request's zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum SourceRef {
+    Pool(PoolKey),
+    Provider(String),
+}
+
+/// Reads a `source` (see the module docs for the accepted forms); `field` names it in errors.
+fn source_ref(v: &Value, field: &str) -> Result<SourceRef> {
+    let text = match v {
+        Value::String(s) => s.as_str(),
+        Value::Object(o) => match o.get("id") {
+            Some(Value::String(s)) => s.as_str(),
+            _ => {
+                return Err(ApiError::bad_request(
+                    format!(
+                        "`{field}.id` is missing or not a string; expected a provider or pool id"
+                    ),
+                    D,
+                ));
+            }
+        },
+        _ => {
+            return Err(ApiError::bad_request(
+                format!("`{field}` is {v}; expected a provider or pool id, or an object with `id`"),
+                D,
+            ));
+        }
+    };
+    let text = text.trim();
+    let pool = |id: &str| match id.rsplit_once('/') {
+        Some((z, p)) if !z.is_empty() && !p.is_empty() => Ok(SourceRef::Pool(PoolKey::new(z, p))),
+        Some(_) => Err(ApiError::bad_request(
+            format!("`{field}` is `{text}`; expected a pool id `<zone>/<provider-id>`"),
+            D,
+        )),
+        None => Ok(SourceRef::Provider(id.to_owned())),
+    };
+    if let Some(id) = text.strip_prefix("ResourcePool:") {
+        pool(id)
+    } else if let Some(id) = text.strip_prefix("ResourceProvider:") {
+        if id.is_empty() || id.contains('/') {
+            return Err(ApiError::bad_request(
+                format!("`{field}` is `{text}`; expected `ResourceProvider:<provider-id>`"),
+                D,
+            ));
+        }
+        Ok(SourceRef::Provider(id.to_owned()))
+    } else if text.is_empty() {
+        Err(ApiError::bad_request(
+            format!("`{field}` is empty; expected a provider or pool id"),
+            D,
+        ))
+    } else {
+        pool(text)
+    }
+}
+
+/// The pool a capacity request or subscription names: `source`, else `provider`, in `zone`.
+fn pool_of(
+    source: Option<&Value>,
+    zone: Option<&str>,
+    provider: Option<&str>,
+    field: &str,
+) -> Result<PoolKey> {
+    let zone = zone.unwrap_or(DEFAULT_ZONE);
+    match source.map(|s| source_ref(s, field)).transpose()? {
+        Some(SourceRef::Pool(k)) => Ok(k),
+        Some(SourceRef::Provider(p)) => Ok(PoolKey::new(zone, p)),
+        None => Ok(PoolKey::new(zone, provider.unwrap_or(DEFAULT_PROVIDER))),
+    }
+}
+
+/// Refuses a provider the daemon does not know (`field` names where it came from).
+async fn known_provider(st: &AppState, id: &str, field: &str) -> Result<ProviderInfo> {
+    st.reservations
+        .provider(id)
+        .await
+        .map_err(|e| svc_err(&e))?
+        .ok_or_else(|| {
+            not_found(format!(
+                "`{field}`: provider `{id}` is unknown; register it with add-provider or list it in the inventory"
+            ))
+        })
 }
 
 /// A time window.
@@ -114,7 +221,7 @@ fn priority(p: Option<&str>) -> Result<Option<Priority>> {
         Some("normal") => Ok(Some(Priority::Normal)),
         Some("high") => Ok(Some(Priority::High)),
         Some(o) => Err(ApiError::bad_request(
-            format!("priority `{o}` is unknown; expected low, normal or high"),
+            format!("`priority` is `{o}`; expected low, normal or high"),
             D,
         )),
     }
@@ -143,13 +250,7 @@ fn reservation_id(s: Option<&str>) -> Result<ReservationId> {
     s.strip_prefix('r')
         .and_then(|n| n.parse().ok())
         .map(ReservationId)
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                format!("unknown reservation `{s}`"),
-                D,
-            )
-        })
+        .ok_or_else(|| not_found(format!("`reservation-id`: reservation `{s}` is unknown")))
 }
 
 /// `POST /create-reservation`.
@@ -163,7 +264,10 @@ pub async fn create_reservation(
         .capacity
         .as_ref()
         .ok_or_else(|| ApiError::bad_request("`capacity` is missing", D))?;
-    let mut req = ReservationRequest::new(b.zone.as_deref().unwrap_or(DEFAULT_ZONE), amounts(cap)?);
+    let mut req = ReservationRequest::new(
+        b.zone.as_deref().unwrap_or(DEFAULT_ZONE),
+        amounts(cap, "capacity")?,
+    );
     req.provider = b.provider.map(ProviderId);
     req.start = b.start;
     req.end = b.end;
@@ -206,13 +310,8 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
         .read(|c| c.request_of(id))
         .await
         .map_err(|e| svc_err(&e))?;
-    let mut req = current.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("unknown reservation `{id}`"),
-            D,
-        )
-    })?;
+    let mut req = current
+        .ok_or_else(|| not_found(format!("`reservation-id`: reservation `{id}` is unknown")))?;
     if let Some(z) = b.zone {
         req.zone = ZoneId(z);
     }
@@ -220,7 +319,7 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
         req.provider = Some(ProviderId(p));
     }
     if let Some(cap) = &b.capacity {
-        req.amounts = amounts(cap)?;
+        req.amounts = amounts(cap, "capacity")?;
     }
     req.start = b.start.or(req.start);
     req.end = b.end.or(req.end);
@@ -264,9 +363,8 @@ pub struct QueryBody {
     pub zone: Option<String>,
     /// Provider.
     pub provider: Option<String>,
-    /// Include the utilization timeline.
-    #[serde(default)]
-    pub show_utilization: bool,
+    /// Include the utilization timeline (default true, as in Promise's YANG).
+    pub show_utilization: Option<bool>,
     /// Reservation ids to leave out.
     #[serde(default)]
     pub without: Vec<String>,
@@ -285,7 +383,7 @@ fn window(w: Option<&WindowBody>, now: DateTime<Utc>) -> Result<Option<(Window, 
         Some("exclusive") => Scope::Exclusive,
         Some(o) => {
             return Err(ApiError::bad_request(
-                format!("window scope `{o}` is unknown; expected inclusive or exclusive"),
+                format!("`window.scope` is `{o}`; expected inclusive or exclusive"),
                 D,
             ));
         }
@@ -299,38 +397,125 @@ fn window(w: Option<&WindowBody>, now: DateTime<Utc>) -> Result<Option<(Window, 
     )))
 }
 
-/// `POST /query-reservation`.
+/// One metric of `l`, or all four when none is asked.
+fn level(l: &CapacityLevels, metric: Option<&str>) -> Value {
+    match metric {
+        Some("total") => json!(l.total),
+        Some("reserved") => json!(l.reserved),
+        Some("usage") => json!(l.usage),
+        Some(_) => json!(l.available),
+        None => serde_json::to_value(l).unwrap_or_default(),
+    }
+}
+
+/// Promise's `utilization`: per pool, one entry per change of its levels over the window,
+/// `{"timestamp", "pool-id", "capacity": {dimension: value}}`.
+fn utilization(pools: &[PoolCapacity], metric: Option<&str>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for p in pools {
+        for step in &p.timeline {
+            let capacity: serde_json::Map<String, Value> = step
+                .levels
+                .iter()
+                .map(|(d, l)| (d.0.clone(), level(l, metric)))
+                .collect();
+            out.push(json!({
+                "timestamp": step.at,
+                "pool-id": p.pool.to_string(),
+                "capacity": capacity,
+            }));
+        }
+    }
+    out
+}
+
+/// A reservation as `query-reservation` details it: the calendar record plus Promise's names
+/// (`reservation-id`, `pool-id`, `capacity`, `active`).
+fn reservation_detail(r: &Reservation, now: DateTime<Utc>) -> Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    let active =
+        r.state == ReservationState::Active && r.start <= now && r.end.is_none_or(|e| e > now);
+    v["reservation-id"] = json!(r.id.to_string());
+    v["pool-id"] = json!(r.pool.to_string());
+    v["zone"] = json!(r.pool.zone.0);
+    v["provider"] = json!(r.pool.provider.0);
+    v["capacity"] = serde_json::to_value(&r.amounts).unwrap_or_default();
+    v["allocations"] = json!(
+        r.allocations
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    );
+    v["active"] = json!(active);
+    v
+}
+
+/// `POST /query-reservation`: Promise's query-capacity with `capacity: reserved`. Cancelled
+/// reservations are gone (Promise destroys them); ended ones are listed with `active: false`.
 pub async fn query_reservation(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: QueryBody = if body.is_empty() {
         QueryBody::default()
     } else {
         parse_body(&body, D)?
     };
-    let now = Utc::now();
+    let now = calendar_now(&st).await?;
     let elements = b.elements.unwrap_or_default();
     let mut without = BTreeSet::new();
     for w in &b.without {
         without.insert(reservation_id(Some(w))?);
     }
+    let win = window(b.window.as_ref(), now)?;
+    let zone = b.zone.map(ZoneId);
+    let provider = b.provider.map(ProviderId);
     let q = ReservationQuery {
-        zone: b.zone.map(ZoneId),
-        provider: b.provider.map(ProviderId),
-        window: window(b.window.as_ref(), now)?,
+        zone: zone.clone(),
+        provider: provider.clone(),
+        window: win,
         elements_some: elements.some.into_iter().map(ElementId).collect(),
         elements_every: elements.every.into_iter().map(ElementId).collect(),
         without,
+        states: [
+            ReservationState::Initialized,
+            ReservationState::Active,
+            ReservationState::Expired,
+            ReservationState::Ended,
+        ]
+        .into_iter()
+        .collect(),
         ..ReservationQuery::default()
     };
-    let found = st
+    let show = b.show_utilization.unwrap_or(true);
+    let cq = CapacityQuery {
+        zone,
+        provider,
+        window: win.map_or(
+            Window {
+                start: now,
+                end: None,
+            },
+            |(w, _)| w,
+        ),
+        timeline: show,
+    };
+    let (found, report, now) = st
         .reservations
-        .read(|c| c.query_reservations(&q))
+        .read(|c| {
+            let now = c.clock().unwrap_or(now);
+            (c.query_reservations(&q), c.query_capacity(&cq), now)
+        })
         .await
         .map_err(|e| svc_err(&e))?;
+    let report = report.map_err(|e| ApiError::bad_request(format!("`window`: {e}"), D))?;
     let ids: Vec<String> = found.iter().map(|r| r.id.to_string()).collect();
-    let details = serde_json::to_value(&found).unwrap_or_default();
+    let details: Vec<Value> = found.iter().map(|r| reservation_detail(r, now)).collect();
+    let utilization = if show {
+        utilization(&report.pools, Some("reserved"))
+    } else {
+        Vec::new()
+    };
     Ok((
         StatusCode::OK,
-        Json(json!({"reservations": ids, "details": details, "utilization": []})),
+        Json(json!({"reservations": ids, "details": details, "utilization": utilization})),
     )
         .into_response())
 }
@@ -358,22 +543,168 @@ pub struct InstanceBody {
     pub end: Option<DateTime<Utc>>,
 }
 
-/// `POST /create-instance`.
+/// The amounts one instance of `flavor` consumes: `cores`, `ram`, one `instances`, and
+/// `gigabytes` of disk when the flavor gives it and the pool (or the reservation drawn from)
+/// tracks that dimension.
+fn flavor_amounts(f: &ProviderFlavor, pool_dims: &BTreeSet<String>) -> Amounts {
+    let mut a = Amounts::new()
+        .with("cores", f.vcpus)
+        .with("ram", f.ram)
+        .with("instances", 1);
+    if f.disk > 0 && pool_dims.contains("gigabytes") {
+        a.set(Dimension("gigabytes".into()), f.disk);
+    }
+    a
+}
+
+/// Finds `name` in `provider`'s catalog, or (no provider) in the first known provider that
+/// offers it; answers the provider id with the flavor.
+async fn find_flavor(
+    st: &AppState,
+    name: &str,
+    provider: Option<&ProviderInfo>,
+) -> Result<(String, ProviderFlavor)> {
+    if let Some(p) = provider {
+        return p
+            .flavors
+            .iter()
+            .find(|f| f.is(name))
+            .map(|f| (p.id.clone(), f.clone()))
+            .ok_or_else(|| {
+                let known: Vec<&str> = p.flavors.iter().map(|f| f.name.as_str()).collect();
+                ApiError::bad_request(
+                    format!(
+                        "`flavor`: flavor `{name}` is unknown to provider `{}`; expected one of [{}]",
+                        p.id,
+                        known.join(", ")
+                    ),
+                    D,
+                )
+            });
+    }
+    let all = st
+        .reservations
+        .all_providers()
+        .await
+        .map_err(|e| svc_err(&e))?;
+    all.iter()
+        .find_map(|p| {
+            p.flavors
+                .iter()
+                .find(|f| f.is(name))
+                .map(|f| (p.id.clone(), f.clone()))
+        })
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                format!("`flavor`: no known provider offers flavor `{name}`"),
+                D,
+            )
+        })
+}
+
+/// The calendar's now (never before the wall clock the service reads).
+async fn calendar_now(st: &AppState) -> Result<DateTime<Utc>> {
+    Ok(st
+        .reservations
+        .read(|c| c.clock())
+        .await
+        .map_err(|e| svc_err(&e))?
+        .unwrap_or_else(Utc::now))
+}
+
+/// Dimensions `pool` tracks now.
+async fn pool_dimensions(st: &AppState, pool: &PoolKey) -> Result<BTreeSet<String>> {
+    let cq = CapacityQuery {
+        zone: Some(pool.zone.clone()),
+        provider: Some(pool.provider.clone()),
+        window: Window {
+            start: calendar_now(st).await?,
+            end: None,
+        },
+        timeline: false,
+    };
+    Ok(st
+        .reservations
+        .read(|c| c.query_capacity(&cq))
+        .await
+        .map_err(|e| svc_err(&e))?
+        .map(|r| {
+            r.pools
+                .iter()
+                .flat_map(|p| p.summary.keys().map(|d| d.0.clone()))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// `POST /create-instance`: draws the flavor's amounts (or `capacity`) from the pool at low
+/// priority, or from `reservation-id` at high priority (ending with the reservation).
 pub async fn create_instance(
     State(st): State<AppState>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
     let b: InstanceBody = parse_body(&body, D)?;
-    let amounts = match &b.capacity {
-        Some(c) => amounts(c)?,
-        None => Amounts::new().with("instances", 1),
+    let provider = match &b.provider_id {
+        Some(p) => Some(known_provider(&st, p, "provider-id").await?),
+        None => None,
     };
-    let mut req = match &b.reservation_id {
-        Some(r) => AllocationRequest::reserved(reservation_id(Some(r))?, amounts),
+    let rid = b
+        .reservation_id
+        .as_deref()
+        .map(|r| reservation_id(Some(r)))
+        .transpose()?;
+    // The pool and dimensions of the reservation drawn from.
+    let reserved = match rid {
+        Some(id) => Some(
+            st.reservations
+                .read(|c| {
+                    c.reservation(id).map(|r| {
+                        let dims: BTreeSet<String> =
+                            r.amounts.iter().map(|(d, _)| d.0.clone()).collect();
+                        (r.pool, dims)
+                    })
+                })
+                .await
+                .map_err(|e| svc_err(&e))?
+                .ok_or_else(|| {
+                    not_found(format!("`reservation-id`: reservation `{id}` is unknown"))
+                })?,
+        ),
+        None => None,
+    };
+    // Without `provider-id`, an unreserved instance of a flavor goes to the provider offering
+    // it (Promise takes the first provider).
+    let mut provider_id = b.provider_id.clone();
+    let amounts = match (&b.capacity, &b.flavor) {
+        (Some(c), _) => amounts(c, "capacity")?,
+        (None, Some(name)) => {
+            let catalog = match (&provider, &reserved) {
+                (Some(p), _) => Some(p.clone()),
+                (None, Some((pool, _))) => {
+                    Some(known_provider(&st, &pool.provider.0, "reservation-id").await?)
+                }
+                (None, None) => None,
+            };
+            let (pid, flavor) = find_flavor(&st, name, catalog.as_ref()).await?;
+            let dims = match &reserved {
+                Some((_, dims)) => dims.clone(),
+                None => {
+                    let zone = b.zone.as_deref().unwrap_or(DEFAULT_ZONE);
+                    let dims = pool_dimensions(&st, &PoolKey::new(zone, pid.as_str())).await?;
+                    provider_id.get_or_insert(pid);
+                    dims
+                }
+            };
+            flavor_amounts(&flavor, &dims)
+        }
+        (None, None) => Amounts::new().with("instances", 1),
+    };
+    let mut req = match rid {
+        Some(r) => AllocationRequest::reserved(r, amounts),
         None => AllocationRequest::unreserved(b.zone.as_deref().unwrap_or(DEFAULT_ZONE), amounts),
     };
-    req.provider = b.provider_id.map(ProviderId);
+    req.provider = provider_id.map(ProviderId);
     req.end = b.end;
     let c = st
         .reservations
@@ -387,10 +718,20 @@ pub async fn create_instance(
             D,
         ));
     };
-    Ok(ok(
-        json!({"instance-id": id.to_string()}),
-        "created-instance request accepted",
-    ))
+    let record = st
+        .reservations
+        .read(|c| c.allocation(id))
+        .await
+        .map_err(|e| svc_err(&e))?;
+    let mut body = json!({"instance-id": id.to_string()});
+    if let Some(a) = record {
+        body["priority"] = serde_json::to_value(a.priority).unwrap_or_default();
+        body["pool-id"] = json!(a.pool.to_string());
+        body["capacity"] = serde_json::to_value(&a.amounts).unwrap_or_default();
+        body["reservation-id"] = json!(a.reservation.map(|r| r.to_string()));
+        body["end"] = json!(a.end);
+    }
+    Ok(ok(body, "created-instance request accepted"))
 }
 
 /// `POST /destroy-instance`.
@@ -403,9 +744,7 @@ pub async fn destroy_instance(State(st): State<AppState>, body: Bytes) -> Result
         .strip_prefix('a')
         .and_then(|n| n.parse().ok())
         .map(AllocationId)
-        .ok_or_else(|| {
-            ApiError::new(StatusCode::NOT_FOUND, format!("unknown instance `{s}`"), D)
-        })?;
+        .ok_or_else(|| not_found(format!("`instance-id`: instance `{s}` is unknown")))?;
     st.reservations
         .command(Command::DestroyAllocation { id }, None)
         .await
@@ -419,9 +758,11 @@ pub async fn destroy_instance(State(st): State<AppState>, body: Bytes) -> Result
 /// `increase-capacity` / `decrease-capacity` body.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct CapacityBody {
-    /// `ResourceProvider:<id>` or `ResourcePool:<id>`: the provider of the pool.
-    pub source: Option<String>,
-    /// Zone of the pool.
+    /// The pool: a pool id, `ResourcePool:<pool-id>`, a provider id,
+    /// `ResourceProvider:<provider-id>`, or an object `{"id": …}` with one of those.
+    #[schema(value_type = Object)]
+    pub source: Option<Value>,
+    /// Zone of the pool (when `source` names a provider).
     pub zone: Option<String>,
     /// Provider of the pool (instead of `source`).
     pub provider: Option<String>,
@@ -436,19 +777,28 @@ pub struct CapacityBody {
 
 async fn change_capacity(st: AppState, body: Bytes, increase: bool) -> Result<Response> {
     let b: CapacityBody = parse_body(&body, D)?;
-    let provider = b
-        .provider
-        .or_else(|| {
-            b.source
-                .map(|s| s.split_once(':').map_or(s.clone(), |(_, id)| id.to_owned()))
-        })
-        .unwrap_or_else(|| DEFAULT_PROVIDER.to_owned());
-    let pool = PoolKey::new(b.zone.as_deref().unwrap_or(DEFAULT_ZONE), provider);
+    let field = if b.source.is_some() {
+        "source"
+    } else {
+        "provider"
+    };
+    let pool = pool_of(
+        b.source.as_ref(),
+        b.zone.as_deref(),
+        b.provider.as_deref(),
+        "source",
+    )?;
+    known_provider(&st, &pool.provider.0, field).await?;
+    if !increase && pool_dimensions(&st, &pool).await?.is_empty() {
+        return Err(not_found(format!(
+            "`{field}`: pool `{pool}` has no capacity to decrease"
+        )));
+    }
     let change = CapacityChange {
         pool: pool.clone(),
         start: b.start.unwrap_or_else(Utc::now),
         end: b.end,
-        amounts: amounts(&b.capacity)?,
+        amounts: amounts(&b.capacity, "capacity")?,
     };
     let cmd = if increase {
         Command::IncreaseCapacity(change)
@@ -494,7 +844,7 @@ pub async fn query_capacity(State(st): State<AppState>, body: Bytes) -> Result<R
     } else {
         parse_body(&body, D)?
     };
-    let now = Utc::now();
+    let now = calendar_now(&st).await?;
     let (w, _) = window(b.window.as_ref(), now)?.unwrap_or((
         Window {
             start: now,
@@ -507,22 +857,23 @@ pub async fn query_capacity(State(st): State<AppState>, body: Bytes) -> Result<R
         && !["total", "reserved", "usage", "available"].contains(&f.as_str())
     {
         return Err(ApiError::bad_request(
-            format!("capacity `{f}` is unknown; expected total, reserved, usage or available"),
+            format!("`capacity` is `{f}`; expected total, reserved, usage or available"),
             D,
         ));
     }
+    let show = b.show_utilization.unwrap_or(true);
     let q = CapacityQuery {
         zone: b.zone.map(ZoneId),
         provider: b.provider.map(ProviderId),
         window: w,
-        timeline: b.show_utilization,
+        timeline: show,
     };
     let report = st
         .reservations
         .read(|c| c.query_capacity(&q))
         .await
         .map_err(|e| svc_err(&e))?
-        .map_err(|e| ApiError::bad_request(e.to_string(), D))?;
+        .map_err(|e| ApiError::bad_request(format!("`window`: {e}"), D))?;
     let collections: Vec<String> = report
         .pools
         .iter()
@@ -533,29 +884,11 @@ pub async fn query_capacity(State(st): State<AppState>, body: Bytes) -> Result<R
         let summary: serde_json::Map<String, Value> = p
             .summary
             .iter()
-            .map(|(d, l)| {
-                let v = match field.as_deref() {
-                    Some("total") => json!(l.total),
-                    Some("reserved") => json!(l.reserved),
-                    Some("usage") => json!(l.usage),
-                    Some(_) => json!(l.available),
-                    None => serde_json::to_value(l).unwrap_or_default(),
-                };
-                (d.0.clone(), v)
-            })
+            .map(|(d, l)| (d.0.clone(), level(l, field.as_deref())))
             .collect();
         capacity.insert(p.pool.to_string(), Value::Object(summary));
     }
-    let utilization: Vec<Value> = report
-        .pools
-        .iter()
-        .map(|p| json!({"pool": p.pool.to_string(), "timeline": p.timeline}))
-        .collect();
-    let utilization = if b.show_utilization {
-        utilization
-    } else {
-        Vec::new()
-    };
+    let utilization = utilization(&report.pools, field.as_deref());
     Ok((
         StatusCode::OK,
         Json(json!({"collections": collections, "capacity": capacity, "utilization": utilization})),
@@ -580,6 +913,61 @@ pub struct ProviderBody {
     /// Tenant `{id?, name?}`.
     #[schema(value_type = Object)]
     pub tenant: Option<Value>,
+    /// Flavor catalog (what Promise discovers from Nova): `[{id?, name?, vcpus, ram, disk?}]`.
+    pub flavors: Option<Vec<FlavorBody>>,
+}
+
+/// One flavor of an `add-provider` catalog.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct FlavorBody {
+    /// Id (defaults to the name).
+    pub id: Option<String>,
+    /// Name (defaults to the id).
+    pub name: Option<String>,
+    /// Virtual CPUs.
+    #[schema(value_type = Object)]
+    pub vcpus: Quantity,
+    /// Memory, MB.
+    #[schema(value_type = Object)]
+    pub ram: Quantity,
+    /// Root disk, GB.
+    #[schema(value_type = Object)]
+    pub disk: Option<Quantity>,
+}
+
+fn flavors(list: Vec<FlavorBody>) -> Result<Vec<ProviderFlavor>> {
+    let mut out: Vec<ProviderFlavor> = Vec::new();
+    for (i, f) in list.into_iter().enumerate() {
+        let at = format!("flavors[{i}]");
+        let (id, name) = match (f.id, f.name) {
+            (Some(id), Some(name)) => (id, name),
+            (Some(x), None) | (None, Some(x)) => (x.clone(), x),
+            (None, None) => {
+                return Err(ApiError::bad_request(
+                    format!("`{at}` has neither `id` nor `name`; expected at least one"),
+                    D,
+                ));
+            }
+        };
+        if out.iter().any(|o| o.is(&id) || o.is(&name)) {
+            return Err(ApiError::bad_request(
+                format!("`{at}`: flavor `{name}` is listed twice"),
+                D,
+            ));
+        }
+        out.push(ProviderFlavor {
+            vcpus: f.vcpus.value(&format!("{at}.vcpus"))?,
+            ram: f.ram.value(&format!("{at}.ram"))?,
+            disk: f
+                .disk
+                .map(|d| d.value(&format!("{at}.disk")))
+                .transpose()?
+                .unwrap_or(0),
+            id,
+            name,
+        });
+    }
+    Ok(out)
 }
 
 /// `POST /add-provider`.
@@ -600,6 +988,7 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
         endpoint: b.endpoint,
         region: b.region,
         tenant,
+        flavors: flavors(b.flavors.unwrap_or_default())?,
     };
     let credentials = match (b.username, b.password) {
         (Some(u), Some(p)) => Some(json!({"username": u, "password": p}).to_string()),
@@ -610,7 +999,11 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
         .add_provider(info, credentials)
         .await
         .map_err(|e| svc_err(&e))?;
-    Ok(ok(json!({"provider-id": id}), "provider added"))
+    let pool = PoolKey::new(DEFAULT_ZONE, id.as_str()).to_string();
+    Ok(ok(
+        json!({"provider-id": id, "pool-id": pool}),
+        "provider added",
+    ))
 }
 
 /// `POST /capacity/{kind}/subscribe` body.
@@ -621,6 +1014,10 @@ pub struct CapacitySubscribeBody {
     pub zone: Option<String>,
     /// Provider watched (default: the zone's sum).
     pub provider: Option<String>,
+    /// The pool watched, in any `source` form (pool id, `ResourcePool:…`, provider id,
+    /// `ResourceProvider:…`, `{"id": …}`); overrides `provider`.
+    #[schema(value_type = Object)]
+    pub source: Option<Value>,
     /// Dimension (default per kind: compute `cores`, network `addresses`, storage `storage`).
     pub dimension: Option<String>,
     /// Notify when available goes below this.
@@ -650,14 +1047,21 @@ pub async fn capacity_subscribe(
         }
     };
     let b: CapacitySubscribeBody = parse_body(&body, D)?;
-    let below = amounts(&BTreeMap::from([(
-        "threshold".to_owned(),
-        b.threshold.clone(),
-    )]))?
-    .get("threshold");
+    let below = b.threshold.value("threshold")?;
+    let (zone, provider) = match &b.source {
+        Some(src) => {
+            let pool = pool_of(Some(src), b.zone.as_deref(), None, "source")?;
+            known_provider(&st, &pool.provider.0, "source").await?;
+            (pool.zone, Some(pool.provider))
+        }
+        None => (
+            ZoneId(b.zone.unwrap_or_else(|| DEFAULT_ZONE.to_owned())),
+            b.provider.map(ProviderId),
+        ),
+    };
     let sub = ThresholdSubscription {
-        zone: ZoneId(b.zone.unwrap_or_else(|| DEFAULT_ZONE.to_owned())),
-        provider: b.provider.map(ProviderId),
+        zone,
+        provider,
         dimension: Dimension(b.dimension.unwrap_or_else(|| default_dim.to_owned())),
         below,
     };

@@ -21,11 +21,20 @@ candidates:
 ";
 
 pub(crate) async fn app() -> Router {
-    let t0 = chrono::Utc
+    app_with_clock().await.0
+}
+
+fn t0() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc
         .with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
         .single()
-        .unwrap_or_default();
-    let clock = Arc::new(ManualClock::new(t0));
+        .unwrap_or_default()
+}
+
+/// The router and the clock its services read (starts at [`t0`]).
+async fn app_with_clock() -> (Router, ManualClock) {
+    let manual = ManualClock::new(t0());
+    let clock = Arc::new(manual.clone());
     let store = berth_store::open("sqlite::memory:").await.unwrap();
     let res = ReservationService::open(
         Arc::clone(&store),
@@ -47,14 +56,15 @@ pub(crate) async fn app() -> Router {
         read_only_basic: vec![("viewer".into(), "vpw".into())],
         read_only_tokens: vec!["ro".into()],
     };
-    router(
+    let app = router(
         AppState::new(res, plans, None),
         ApiConfig {
             auth,
             body_limit: 64 * 1024,
             ..ApiConfig::default()
         },
-    )
+    );
+    (app, manual)
 }
 
 pub(crate) async fn call(
@@ -187,10 +197,11 @@ async fn auth_is_required_except_for_health() {
 #[tokio::test]
 async fn promise_reservation_lifecycle() {
     let app = app().await;
+    let os = add_provider(&app, json!([])).await;
     let (m, u) = post("/increase-capacity");
-    let (s, v, _) = call(&app, m, u, Some(json!({"source": "ResourceProvider:os", "capacity": {"cores": "20", "ram": "51200", "instances": "10", "addresses": "10"}}))).await;
+    let (s, v, _) = call(&app, m, u, Some(json!({"source": format!("ResourceProvider:{os}"), "capacity": {"cores": "20", "ram": "51200", "instances": "10", "addresses": "10"}}))).await;
     assert_eq!((s, v["result"].as_str()), (200, Some("ok")), "{v}");
-    assert_eq!(v["pool-id"], "default/os");
+    assert_eq!(v["pool-id"], format!("default/{os}"));
     let body = json!({"capacity": {"cores": "5", "ram": 25600, "addresses": "3", "instances": "3"}, "start": "2030-01-02T00:00:00Z", "end": "2030-01-03T00:00:00Z"});
     let (s, v, _) = call(
         &app,
@@ -247,8 +258,11 @@ async fn promise_reservation_lifecycle() {
     )
     .await;
     assert_eq!(s, 200, "{v}");
-    assert_eq!(v["collections"], json!(["ResourcePool:default/os"]));
-    assert_eq!(v["capacity"]["default/os"]["cores"], 20);
+    assert_eq!(
+        v["collections"],
+        json!([format!("ResourcePool:default/{os}")])
+    );
+    assert_eq!(v["capacity"][format!("default/{os}")]["cores"], 20);
     let (s, v, _) = call(
         &app,
         Method::POST,
@@ -261,7 +275,7 @@ async fn promise_reservation_lifecycle() {
         &app,
         Method::POST,
         "/decrease-capacity",
-        Some(json!({"source": "ResourcePool:os", "capacity": {"cores": "3"}})),
+        Some(json!({"source": format!("ResourcePool:{os}"), "capacity": {"cores": "3"}})),
     )
     .await;
     assert_eq!(
@@ -630,4 +644,421 @@ fn slicing_recommendations_carry_attributes_in_the_candidate_as_has() {
     // Cloud candidates keep HAS's cloud shape: attributes only under `attributes`.
     assert_eq!(recs[0]["vG"]["candidate"].get("sriov"), None);
     assert_eq!(recs[0]["vG"]["attributes"]["sriov"], true);
+}
+
+/// Registers an OpenStack provider with `flavors`; returns its id.
+async fn add_provider(app: &Router, flavors: Value) -> String {
+    let (s, v, _) = call(
+        app,
+        Method::POST,
+        "/add-provider",
+        Some(json!({"provider-type": "openstack", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "username": "u", "password": "p", "tenant": {"name": "promise"}, "flavors": flavors})),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")), "{v}");
+    let id = v["provider-id"].as_str().unwrap().to_owned();
+    assert_eq!(v["pool-id"], format!("default/{id}"));
+    id
+}
+
+async fn promise(app: &Router, uri: &str, body: Value) -> (u16, Value) {
+    let (s, v, _) = call(app, Method::POST, uri, Some(body)).await;
+    (s, v)
+}
+
+#[tokio::test]
+async fn promise_pool_ids_round_trip_in_every_source_form() {
+    let app = app().await;
+    let pid = add_provider(&app, json!([])).await;
+    let pool = format!("default/{pid}");
+    let (s, v) = promise(&app, "/increase-capacity", json!({"source": {"id": pid}, "capacity": {"cores": 20, "ram": 51200, "instances": 10, "addresses": 10}})).await;
+    assert_eq!(
+        (s, v["pool-id"].as_str()),
+        (200, Some(pool.as_str())),
+        "{v}"
+    );
+    let (_, v) = promise(&app, "/query-capacity", json!({"capacity": "total"})).await;
+    assert_eq!(v["collections"], json!([format!("ResourcePool:{pool}")]));
+    let forms = [
+        json!(pool),
+        json!(format!("ResourcePool:{pool}")),
+        json!(pid),
+        json!(format!("ResourceProvider:{pid}")),
+        json!({"id": pid}),
+        json!({"id": format!("ResourcePool:{pool}")}),
+    ];
+    for form in &forms {
+        let (s, v) = promise(
+            &app,
+            "/decrease-capacity",
+            json!({"source": form, "capacity": {"cores": 1}}),
+        )
+        .await;
+        assert_eq!(
+            (s, v["pool-id"].as_str()),
+            (200, Some(pool.as_str())),
+            "{form}: {v}"
+        );
+    }
+    let (_, v) = promise(&app, "/query-capacity", json!({"capacity": "total"})).await;
+    assert_eq!(v["capacity"][&pool]["cores"], 14, "{v}");
+    // Subscriptions take the same forms.
+    let (s, v) = promise(
+        &app,
+        "/capacity/compute/subscribe",
+        json!({"source": {"id": pid}, "threshold": 2, "callback": "http://127.0.0.1:9/x"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    // Unknown providers are refused by name and create nothing.
+    for (uri, body) in [
+        (
+            "/increase-capacity",
+            json!({"source": {"id": "phantom"}, "capacity": {"cores": 1}}),
+        ),
+        (
+            "/increase-capacity",
+            json!({"source": "ResourceProvider:phantom", "capacity": {"cores": 1}}),
+        ),
+        (
+            "/decrease-capacity",
+            json!({"source": "ResourcePool:z9/phantom", "capacity": {"cores": 1}}),
+        ),
+        (
+            "/capacity/compute/subscribe",
+            json!({"source": "phantom", "threshold": 1, "callback": "http://127.0.0.1:9/x"}),
+        ),
+    ] {
+        let (s, v) = promise(&app, uri, body).await;
+        assert_eq!(
+            (s, v["result"].as_str()),
+            (404, Some("error")),
+            "{uri}: {v}"
+        );
+        assert_eq!(
+            v["message"],
+            "`source`: provider `phantom` is unknown; register it with add-provider or list it in the inventory"
+        );
+    }
+    let (_, v) = promise(&app, "/query-capacity", json!({})).await;
+    assert_eq!(v["collections"], json!([format!("ResourcePool:{pool}")]));
+    // A known provider without a pool in that zone has nothing to decrease.
+    let (s, v) = promise(
+        &app,
+        "/decrease-capacity",
+        json!({"source": format!("elsewhere/{pid}"), "capacity": {"cores": 1}}),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (
+            404,
+            Some(format!("`source`: pool `elsewhere/{pid}` has no capacity to decrease").as_str())
+        )
+    );
+    // Malformed sources name the field.
+    for (src, msg) in [
+        (
+            json!(5),
+            "`source` is 5; expected a provider or pool id, or an object with `id`",
+        ),
+        (
+            json!({"name": "x"}),
+            "`source.id` is missing or not a string; expected a provider or pool id",
+        ),
+        (
+            json!("ResourcePool:/x"),
+            "`source` is `ResourcePool:/x`; expected a pool id `<zone>/<provider-id>`",
+        ),
+        (
+            json!(""),
+            "`source` is empty; expected a provider or pool id",
+        ),
+    ] {
+        let (s, v) = promise(
+            &app,
+            "/increase-capacity",
+            json!({"source": src, "capacity": {"cores": 1}}),
+        )
+        .await;
+        assert_eq!(
+            (s, v["result"].as_str(), v["message"].as_str()),
+            (400, Some("error"), Some(msg)),
+            "{src}"
+        );
+    }
+    let (s, v) = promise(
+        &app,
+        "/increase-capacity",
+        json!({"source": pid, "capacity": {"cores": "many"}}),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (
+            400,
+            Some("`capacity.cores` is `many`; expected a non-negative integer")
+        )
+    );
+}
+
+#[tokio::test]
+async fn promise_reservations_default_to_max_duration_and_leave_query_when_cancelled() {
+    let (app, clock) = app_with_clock().await;
+    let (s, _) = promise(
+        &app,
+        "/increase-capacity",
+        json!({"capacity": {"cores": 20, "instances": 10}}),
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (s, v) = promise(
+        &app,
+        "/create-reservation",
+        json!({"capacity": {"cores": 5, "instances": 3}}),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (200, Some("ok")), "{v}");
+    let open = v["reservation-id"].as_str().unwrap().to_owned();
+    let start = t0() + chrono::TimeDelta::hours(1);
+    let end = t0() + chrono::TimeDelta::hours(2);
+    let (s, v) = promise(
+        &app,
+        "/create-reservation",
+        json!({"capacity": {"cores": 1}, "start": start, "end": end}),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let short = v["reservation-id"].as_str().unwrap().to_owned();
+    let (s, v) = promise(&app, "/query-reservation", json!({})).await;
+    assert_eq!(s, 200);
+    assert_eq!(v["reservations"], json!([open, short]));
+    let d = &v["details"][0];
+    assert_eq!(
+        (d["reservation-id"].as_str(), d["pool-id"].as_str()),
+        (Some(open.as_str()), Some("default/default"))
+    );
+    assert_eq!(d["end"], json!(t0() + chrono::TimeDelta::hours(8760)));
+    assert_eq!(
+        (d["active"].as_bool(), v["details"][1]["active"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(d["capacity"], json!({"cores": 5, "instances": 3}));
+    // Utilization (on by default) is the reserved timeline: 5 cores, 6 while both overlap.
+    let steps: Vec<(Value, Value)> = v["utilization"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["timestamp"].clone(), u["capacity"]["cores"].clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            (json!(t0()), json!(5)),
+            (json!(start), json!(6)),
+            (json!(end), json!(5)),
+            (json!(t0() + chrono::TimeDelta::hours(8760)), json!(0)),
+        ]
+    );
+    let (_, v) = promise(
+        &app,
+        "/query-reservation",
+        json!({"show-utilization": false}),
+    )
+    .await;
+    assert_eq!(v["utilization"], json!([]));
+    // An instance drawn from the open reservation ends with it.
+    let (s, v) = promise(
+        &app,
+        "/create-instance",
+        json!({"reservation-id": open, "capacity": {"cores": 1, "instances": 1}}),
+    )
+    .await;
+    assert_eq!((s, v["priority"].as_str()), (200, Some("high")), "{v}");
+    assert_eq!(v["reservation-id"], json!(open));
+    assert_eq!(v["end"], json!(t0() + chrono::TimeDelta::hours(8760)));
+    // Once its end passed, the short one is listed but not active.
+    clock.set(t0() + chrono::TimeDelta::hours(3));
+    let (_, v) = promise(&app, "/query-reservation", json!({})).await;
+    assert_eq!(v["reservations"], json!([open, short]));
+    assert_eq!(
+        (
+            v["details"][1]["state"].as_str(),
+            v["details"][1]["active"].as_bool()
+        ),
+        (Some("ended"), Some(false))
+    );
+    assert_eq!(v["details"][0]["active"], true);
+    // Cancelled: gone from every query, as Promise destroys the record.
+    let (s, _) = promise(&app, "/cancel-reservation", json!({"reservation-id": open})).await;
+    assert_eq!(s, 200);
+    let (_, v) = promise(&app, "/query-reservation", json!({})).await;
+    assert_eq!(v["reservations"], json!([short]));
+    let (s, v) = promise(
+        &app,
+        "/query-reservation",
+        json!({"window": {"scope": "partial"}}),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (
+            400,
+            Some("`window.scope` is `partial`; expected inclusive or exclusive")
+        )
+    );
+    let (s, v) = promise(
+        &app,
+        "/update-reservation",
+        json!({"reservation-id": "r77", "capacity": {"cores": 1}}),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (404, Some("`reservation-id`: reservation `r77` is unknown"))
+    );
+}
+
+#[tokio::test]
+async fn promise_instances_consume_and_free_their_flavor() {
+    let app = app().await;
+    let pid = add_provider(&app, json!([{"id": "1", "name": "m1.small", "vcpus": 1, "ram": 2048, "disk": 20}, {"name": "m1.xlarge", "vcpus": "8", "ram": 16384}])).await;
+    let pool = format!("default/{pid}");
+    let (s, _) = promise(&app, "/increase-capacity", json!({"source": {"id": pid}, "capacity": {"cores": 4, "ram": 8192, "instances": 10, "gigabytes": 100}})).await;
+    assert_eq!(s, 200);
+    let (s, v) = promise(
+        &app,
+        "/create-instance",
+        json!({"provider-id": pid, "name": "vm", "image": "cirros", "flavor": "m1.small"}),
+    )
+    .await;
+    assert_eq!((s, v["priority"].as_str()), (200, Some("low")), "{v}");
+    assert_eq!(
+        v["capacity"],
+        json!({"cores": 1, "gigabytes": 20, "instances": 1, "ram": 2048})
+    );
+    assert_eq!(
+        (v["pool-id"].as_str(), &v["reservation-id"]),
+        (Some(pool.as_str()), &Value::Null)
+    );
+    let low = v["instance-id"].as_str().unwrap().to_owned();
+    let (s, v) = promise(
+        &app,
+        "/create-reservation",
+        json!({"provider": pid, "capacity": {"cores": 2, "ram": 4096, "instances": 2}}),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let rid = v["reservation-id"].as_str().unwrap().to_owned();
+    // By id, from the reservation's provider catalog; the reservation's pool has no disk limit.
+    let (s, v) = promise(
+        &app,
+        "/create-instance",
+        json!({"reservation-id": rid, "flavor": "1"}),
+    )
+    .await;
+    assert_eq!((s, v["priority"].as_str()), (200, Some("high")), "{v}");
+    let high = v["instance-id"].as_str().unwrap().to_owned();
+    let (_, v) = promise(&app, "/query-reservation", json!({})).await;
+    assert_eq!(v["details"][0]["allocations"], json!([high]));
+    assert_eq!(
+        v["details"][0]["remaining"],
+        json!({"cores": 1, "instances": 1, "ram": 2048}),
+        "{v}"
+    );
+    let (_, v) = promise(&app, "/query-capacity", json!({"capacity": "usage"})).await;
+    assert_eq!(
+        v["capacity"][&pool],
+        json!({"cores": 2, "gigabytes": 20, "instances": 2, "ram": 4096}),
+        "{v}"
+    );
+    let (_, v) = promise(&app, "/query-capacity", json!({"capacity": "available"})).await;
+    assert_eq!(v["capacity"][&pool]["cores"], 1, "{v}");
+    // Too big for what is left: Promise's conflict.
+    let (s, v) = promise(
+        &app,
+        "/create-instance",
+        json!({"provider-id": pid, "flavor": "m1.xlarge"}),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (409, Some("conflict")), "{v}");
+    // Unknown flavor and provider name themselves.
+    let (s, v) = promise(
+        &app,
+        "/create-instance",
+        json!({"provider-id": pid, "flavor": "m1.huge"}),
+    )
+    .await;
+    assert_eq!((s, v["message"].as_str()), (400, Some(format!("`flavor`: flavor `m1.huge` is unknown to provider `{pid}`; expected one of [m1.small, m1.xlarge]").as_str())));
+    // Without provider-id the provider offering the flavor is used (a default pool exists too).
+    let (s, _) = promise(
+        &app,
+        "/increase-capacity",
+        json!({"capacity": {"cores": 9}}),
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (s, v) = promise(&app, "/create-instance", json!({"flavor": "m1.small"})).await;
+    assert_eq!(
+        (s, v["pool-id"].as_str()),
+        (200, Some(pool.as_str())),
+        "{v}"
+    );
+    let third = v["instance-id"].as_str().unwrap().to_owned();
+    let (s, _) = promise(&app, "/destroy-instance", json!({"instance-id": third})).await;
+    assert_eq!(s, 200);
+    let (s, v) = promise(&app, "/create-instance", json!({"flavor": "m1.huge"})).await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (
+            400,
+            Some("`flavor`: no known provider offers flavor `m1.huge`")
+        )
+    );
+    let (s, v) = promise(
+        &app,
+        "/create-instance",
+        json!({"provider-id": "nova9", "flavor": "m1.small"}),
+    )
+    .await;
+    assert_eq!((s, v["result"].as_str()), (404, Some("error")));
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`provider-id`: provider `nova9` is unknown")
+    );
+    // Destroying frees what the flavors took.
+    for id in [&low, &high] {
+        let (s, _) = promise(&app, "/destroy-instance", json!({"instance-id": id})).await;
+        assert_eq!(s, 200);
+    }
+    let (_, v) = promise(&app, "/query-capacity", json!({"capacity": "usage"})).await;
+    assert_eq!(
+        v["capacity"][&pool],
+        json!({"cores": 0, "gigabytes": 0, "instances": 0, "ram": 0})
+    );
+    // Catalog errors name the entry.
+    let (s, v, _) = call(
+        &app,
+        Method::POST,
+        "/add-provider",
+        Some(json!({"provider-type": "openstack", "flavors": [{"vcpus": 1, "ram": 1}]})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (
+            400,
+            Some("`flavors[0]` has neither `id` nor `name`; expected at least one")
+        )
+    );
+    let (s, v, _) = call(&app, Method::POST, "/add-provider", Some(json!({"provider-type": "openstack", "flavors": [{"name": "a", "vcpus": "x", "ram": 1}]}))).await;
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (
+            400,
+            Some("`flavors[0].vcpus` is `x`; expected a non-negative integer")
+        )
+    );
 }

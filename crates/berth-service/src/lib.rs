@@ -42,6 +42,7 @@ pub use error::{ErrorKind, ServiceError};
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
 pub use reservations::{
-    Committed, IdempotencyKey, ManualClock, ProviderInfo, ReservationFilter, ReservationOptions,
-    ReservationService, SystemClock, WallClock, Webhook, WriterStats,
+    Committed, DEFAULT_PROVIDER, IdempotencyKey, ManualClock, ProviderFlavor, ProviderInfo,
+    ReservationFilter, ReservationOptions, ReservationService, SystemClock, WallClock, Webhook,
+    WriterStats,
 };

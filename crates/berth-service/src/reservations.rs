@@ -81,7 +81,35 @@ pub struct ProviderInfo {
     pub region: Option<String>,
     /// Tenant name or id.
     pub tenant: Option<String>,
+    /// Flavor catalog (given to `add-provider`, or from the daemon's inventory).
+    #[serde(default)]
+    pub flavors: Vec<ProviderFlavor>,
 }
+
+/// A flavor a provider offers: what one instance of it consumes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderFlavor {
+    /// Flavor id (Nova's `id`).
+    pub id: String,
+    /// Flavor name; a request may name the flavor by id or by name.
+    pub name: String,
+    /// Virtual CPUs (`cores`).
+    pub vcpus: u64,
+    /// Memory in MB (`ram`).
+    pub ram: u64,
+    /// Root disk in GB (`gigabytes`); 0 when unknown.
+    pub disk: u64,
+}
+
+impl ProviderFlavor {
+    /// True when `name` is this flavor's id or name.
+    pub fn is(&self, name: &str) -> bool {
+        self.id == name || self.name == name
+    }
+}
+
+/// The provider every daemon knows without registration: pools named by zone only use it.
+pub const DEFAULT_PROVIDER: &str = "default";
 
 /// Which reservation events a webhook receives. Empty fields do not filter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,6 +257,9 @@ pub struct ReservationOptions {
     /// Write a calendar snapshot after this many logged commands (0: only on request, e.g. at
     /// graceful shutdown).
     pub snapshot_every: u64,
+    /// Providers the daemon knows from its configuration or inventory (besides
+    /// [`DEFAULT_PROVIDER`] and those registered with `add-provider`), with their flavors.
+    pub static_providers: Vec<ProviderInfo>,
 }
 
 impl Default for ReservationOptions {
@@ -239,6 +270,7 @@ impl Default for ReservationOptions {
             credential_key: None,
             max_batch: 512,
             snapshot_every: 10_000,
+            static_providers: Vec::new(),
         }
     }
 }
@@ -377,6 +409,8 @@ impl ReservationService {
         key: Option<String>,
     ) -> Result<Committed, ServiceError> {
         let idem = key.map(|k| IdempotencyKey::for_command(k, &command));
+        // Hashed as the client sent it (a retry hashes alike); logged with the end resolved.
+        let command = self.resolve_defaults(command);
         // A retry of a known key is answered without queueing; the writer checks again.
         if let Some(k) = &idem
             && let Some(rec) = self.core.store.lookup_idempotent(&k.key).await?
@@ -392,6 +426,22 @@ impl ReservationService {
             None => Err(ServiceError::Unavailable {
                 message: "command produced no outcome".into(),
             }),
+        }
+    }
+
+    /// Fills what a request left to the service's clock so the logged command replays alike:
+    /// a reservation without `end` lasts the policy's `max_duration_hours` from its start (or
+    /// from now), as Promise's `max-duration` default; without that limit it stays open.
+    fn resolve_defaults(&self, command: Command) -> Command {
+        match command {
+            Command::CreateReservation(mut req) if req.end.is_none() => {
+                if let Some(h) = self.core.opts.policy.max_duration_hours {
+                    let start = req.start.unwrap_or_else(|| self.core.clock.now());
+                    req.end = Some(start + chrono::TimeDelta::hours(i64::from(h)));
+                }
+                Command::CreateReservation(req)
+            }
+            other => other,
         }
     }
 
@@ -499,6 +549,7 @@ impl ReservationService {
                 "provider-type": info.provider_type,
                 "region": info.region,
                 "tenant": info.tenant,
+                "flavors": info.flavors,
             }),
             credentials: key.and(credentials).map(Secret::new),
             now: self.core.clock.now(),
@@ -522,9 +573,45 @@ impl ReservationService {
                 region: text(&p.metadata, "region"),
                 tenant: text(&p.metadata, "tenant"),
                 endpoint: Some(p.endpoint).filter(|e| !e.is_empty()),
+                flavors: p
+                    .metadata
+                    .get("flavors")
+                    .cloned()
+                    .and_then(|f| serde_json::from_value(f).ok())
+                    .unwrap_or_default(),
                 id: p.name,
             })
             .collect())
+    }
+
+    /// The provider `id` if the daemon knows it: [`DEFAULT_PROVIDER`], one from the
+    /// configuration or inventory, or one registered with `add-provider`.
+    pub async fn provider(&self, id: &str) -> Result<Option<ProviderInfo>, ServiceError> {
+        if let Some(p) = self.core.opts.static_providers.iter().find(|p| p.id == id) {
+            return Ok(Some(p.clone()));
+        }
+        if id == DEFAULT_PROVIDER {
+            return Ok(Some(ProviderInfo {
+                id: id.to_owned(),
+                provider_type: "static".into(),
+                endpoint: None,
+                region: None,
+                tenant: None,
+                flavors: Vec::new(),
+            }));
+        }
+        Ok(self.providers().await?.into_iter().find(|p| p.id == id))
+    }
+
+    /// Every known provider: configured ones first, then registered ones (no duplicates).
+    pub async fn all_providers(&self) -> Result<Vec<ProviderInfo>, ServiceError> {
+        let mut out = self.core.opts.static_providers.clone();
+        for p in self.providers().await? {
+            if !out.iter().any(|o| o.id == p.id) {
+                out.push(p);
+            }
+        }
+        Ok(out)
     }
 
     /// Webhooks, by id.

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod compat_has;
+mod compat_promise;
 mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;
@@ -186,13 +187,18 @@ fn every_route(c: &Client, d: &Daemon) {
         json!({"provider-type": "openstack", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "username": "u", "password": "p", "tenant": {"name": "promise"}}),
     );
     assert_eq!((s, v["result"].as_str()), (200, Some("ok")));
+    let os = v["provider-id"].as_str().unwrap().to_owned();
     let (s, v) = post(
         c,
         d,
         "/increase-capacity",
-        json!({"zone": "e2e", "source": "ResourceProvider:os", "capacity": {"cores": "20", "ram": "51200", "instances": "10", "addresses": "10"}}),
+        json!({"zone": "e2e", "source": format!("ResourceProvider:{os}"), "capacity": {"cores": "20", "ram": "51200", "instances": "10", "addresses": "10"}}),
     );
-    assert_eq!((s, v["pool-id"].as_str()), (200, Some("e2e/os")), "{v}");
+    assert_eq!(
+        (s, v["pool-id"].as_str()),
+        (200, Some(format!("e2e/{os}").as_str())),
+        "{v}"
+    );
     let (s, v) = post(
         c,
         d,
@@ -231,7 +237,7 @@ fn every_route(c: &Client, d: &Daemon) {
             c,
             d,
             "/decrease-capacity",
-            json!({"zone": "e2e", "source": "ResourcePool:os", "capacity": {"cores": "3"}})
+            json!({"source": format!("ResourcePool:e2e/{os}"), "capacity": {"cores": "3"}})
         )
         .0,
         200
@@ -243,7 +249,7 @@ fn every_route(c: &Client, d: &Daemon) {
         json!({"zone": "e2e", "capacity": "total"}),
     );
     assert_eq!(
-        (s, v["capacity"]["e2e/os"]["cores"].as_i64()),
+        (s, v["capacity"][format!("e2e/{os}")]["cores"].as_i64()),
         (200, Some(17)),
         "{v}"
     );
@@ -482,7 +488,13 @@ fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
         assert_eq!(p["status"], "done", "{p}");
     }
     // Graceful stop on SIGTERM writes a calendar snapshot; the next start restores it.
-    let before = post(&c, &d, "/query-reservation", json!({})).1;
+    let before = post(
+        &c,
+        &d,
+        "/query-reservation",
+        json!({"show-utilization": false}),
+    )
+    .1;
     terminate(&mut d);
     let (snapshots, head) = db.block_on(|store| async move {
         let seqs = store.snapshot_seqs("calendar").await.unwrap();
@@ -495,7 +507,16 @@ fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
         "no snapshot at the head {head}"
     );
     let mut d = start(dir, port, db);
-    assert_eq!(post(&c, &d, "/query-reservation", json!({})).1, before);
+    assert_eq!(
+        post(
+            &c,
+            &d,
+            "/query-reservation",
+            json!({"show-utilization": false})
+        )
+        .1,
+        before
+    );
     terminate(&mut d);
 }
 

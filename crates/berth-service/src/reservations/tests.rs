@@ -266,6 +266,13 @@ async fn allocations_and_providers_round_trip() {
         endpoint: None,
         region: None,
         tenant: Some("t".into()),
+        flavors: vec![ProviderFlavor {
+            id: "1".into(),
+            name: "m1.small".into(),
+            vcpus: 1,
+            ram: 2048,
+            disk: 20,
+        }],
     };
     let p1 = svc
         .add_provider(p.clone(), Some("secret".into()))
@@ -1037,4 +1044,102 @@ async fn two_daemons_group_committing_on_one_database_agree() {
         .await
         .unwrap();
     assert!(booked <= 50, "{booked} of 50 booked");
+}
+
+#[tokio::test]
+async fn registered_configured_and_default_providers_are_known_with_their_flavors() {
+    let clock = ManualClock::new(t0());
+    let j = memory().await;
+    let configured = ProviderInfo {
+        id: "inventory".into(),
+        provider_type: "static".into(),
+        endpoint: None,
+        region: None,
+        tenant: None,
+        flavors: Vec::new(),
+    };
+    let opts = ReservationOptions {
+        static_providers: vec![configured.clone()],
+        ..ReservationOptions::default()
+    };
+    let svc = ReservationService::open(j, opts, Arc::new(clock.clone()), Notifier::disabled())
+        .await
+        .unwrap();
+    let flavor = ProviderFlavor {
+        id: "f2".into(),
+        name: "m1.medium".into(),
+        vcpus: 2,
+        ram: 4096,
+        disk: 40,
+    };
+    let id = svc
+        .add_provider(
+            ProviderInfo {
+                id: String::new(),
+                provider_type: "openstack".into(),
+                endpoint: None,
+                region: None,
+                tenant: None,
+                flavors: vec![flavor.clone()],
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let p = svc.provider(&id).await.unwrap().unwrap();
+    assert_eq!(p.flavors, vec![flavor.clone()]);
+    assert!(p.flavors[0].is("m1.medium") && p.flavors[0].is("f2") && !p.flavors[0].is("x"));
+    assert_eq!(svc.provider("inventory").await.unwrap(), Some(configured));
+    assert_eq!(
+        svc.provider(DEFAULT_PROVIDER).await.unwrap().map(|p| p.id),
+        Some("default".to_owned())
+    );
+    assert_eq!(svc.provider("phantom").await.unwrap(), None);
+    let all: Vec<String> = svc
+        .all_providers()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(all, vec!["inventory".to_owned(), id]);
+}
+
+#[tokio::test]
+async fn a_reservation_without_end_lasts_the_policy_max_duration_from_now() {
+    let clock = ManualClock::new(t0());
+    let j = memory().await;
+    let svc = open(Arc::clone(&j), &clock).await;
+    svc.command(capacity("z", Amounts::new().with("instances", 4)), None)
+        .await
+        .unwrap();
+    let now = ReservationRequest::new("z", Amounts::new().with("instances", 1));
+    let later = now.clone().starting(h(10));
+    for (req, start) in [(now, t0()), (later, h(10))] {
+        let c = svc
+            .command(Command::CreateReservation(req), Some(format!("k{start}")))
+            .await
+            .unwrap();
+        let Applied::ReservationCreated { id, .. } = c.outcome.applied else {
+            panic!("not created: {:?}", c.outcome.applied);
+        };
+        let r = svc.read(|c| c.reservation(id)).await.unwrap().unwrap();
+        assert_eq!(
+            (r.start, r.end),
+            (start, Some(start + chrono::TimeDelta::hours(8760)))
+        );
+    }
+    // The log holds the resolved end: a replay (another process) sees the same reservation.
+    clock.set(h(100));
+    let again = open(j, &clock).await;
+    let ends: Vec<_> = again
+        .read(|c| {
+            c.query_reservations(&ReservationQuery::default())
+                .into_iter()
+                .map(|r| r.end)
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ends, vec![Some(h(8760)), Some(h(8770))]);
 }

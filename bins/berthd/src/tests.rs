@@ -1,0 +1,53 @@
+//! Tests of the daemon's wiring helpers: the inventory's provider and its flavor catalog.
+
+use super::*;
+
+#[test]
+fn the_inventory_provider_offers_every_flavor_with_basic_capabilities_once() {
+    let inv = Inventory::parse(
+        "
+candidates:
+  - candidate_id: a
+    inventory_type: cloud
+    flavors:
+      - id: f1
+        name: small
+        capabilities:
+          - feature: basicCapabilities
+            attributes: {numVirtualCpu: 2, virtualMemSize: {value: 4, unit: GB}, diskSize: {value: 40, unit: GB}}
+      - id: f2
+        name: no-basics
+        capabilities:
+          - feature: cpuPinning
+            attributes: {logicalCpuPinningPolicy: dedicated}
+  - candidate_id: b
+    inventory_type: cloud
+    flavors:
+      - id: f9
+        name: small
+        capabilities:
+          - feature: basicCapabilities
+            attributes: {numVirtualCpu: 64, virtualMemSize: 1}
+      - id: f3
+        name: tiny
+        capabilities:
+          - feature: basicCapabilities
+            attributes: {numVirtualCpu: \"1\", virtualMemSize: {value: 512, unit: MB}}
+",
+    )
+    .unwrap();
+    let p = inventory_provider(&inv);
+    assert_eq!(p.id, INVENTORY_PROVIDER);
+    let got: Vec<(String, String, u64, u64, u64)> = p
+        .flavors
+        .into_iter()
+        .map(|f| (f.id, f.name, f.vcpus, f.ram, f.disk))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("f1".into(), "small".into(), 2, 4096, 40),
+            ("f3".into(), "tiny".into(), 1, 512, 0),
+        ]
+    );
+}
