@@ -304,42 +304,80 @@ impl ApiError {
         }
     }
 
+    /// Names `path` as the field this error is about (a located diagnostic), unless one is
+    /// named already.
+    pub fn at(mut self, path: &str) -> ApiError {
+        if self.diagnostics.is_empty() {
+            self.diagnostics.push(DiagnosticBody {
+                path: path.to_owned(),
+                line: 0,
+                column: 0,
+                message: self.detail.clone(),
+            });
+        }
+        self
+    }
+
+    /// A client error whose message starts with its field (`` `capacity.cores` is … ``, as
+    /// every message here is written) carries that field as a diagnostic too, so clients can
+    /// branch on the path without parsing text.
+    fn with_leading_field(self) -> ApiError {
+        if !self.diagnostics.is_empty() || !self.status.is_client_error() {
+            return self;
+        }
+        let path = self
+            .detail
+            .strip_prefix('`')
+            .and_then(|rest| rest.split_once('`'))
+            .map(|(p, _)| p.to_owned())
+            .filter(|p| {
+                !p.is_empty()
+                    && p.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-.[]".contains(c))
+            });
+        match path {
+            Some(p) => self.at(&p),
+            None => self,
+        }
+    }
+
     /// The body and content type in this error's dialect.
     fn body(self) -> (serde_json::Value, &'static str) {
-        let (kind, title, message) = webob_status(self.status);
-        let value = match self.dialect {
+        let e = self.with_leading_field();
+        let (kind, title, message) = webob_status(e.status);
+        let value = match e.dialect {
             Dialect::Problem => serde_json::to_value(Problem {
                 kind: "about:blank".to_owned(),
-                title: self.status.canonical_reason().unwrap_or(title).to_owned(),
-                status: self.status.as_u16(),
-                detail: self.detail,
-                diagnostics: self.diagnostics,
+                title: e.status.canonical_reason().unwrap_or(title).to_owned(),
+                status: e.status.as_u16(),
+                detail: e.detail,
+                diagnostics: e.diagnostics,
             }),
             Dialect::Has => serde_json::to_value(HasError {
                 error_message: HasErrorMessage {
-                    explanation: self.detail,
-                    code: self.status.as_u16(),
+                    explanation: e.detail,
+                    code: e.status.as_u16(),
                     error: HasErrorKind {
                         message: message.to_owned(),
                         kind: kind.to_owned(),
                     },
                     title: title.to_owned(),
-                    diagnostics: self.diagnostics,
+                    diagnostics: e.diagnostics,
                 },
             }),
             Dialect::Promise => serde_json::to_value(PromiseError {
-                result: if self.status == StatusCode::CONFLICT {
+                result: if e.status == StatusCode::CONFLICT {
                     "conflict"
                 } else {
                     "error"
                 }
                 .to_owned(),
-                message: self.detail,
-                offers: self.offers.map(|o| *o),
-                diagnostics: self.diagnostics,
+                message: e.detail,
+                offers: e.offers.map(|o| *o),
+                diagnostics: e.diagnostics,
             }),
         };
-        let ctype = match self.dialect {
+        let ctype = match e.dialect {
             Dialect::Problem => "application/problem+json",
             Dialect::Has | Dialect::Promise => "application/json",
         };

@@ -75,6 +75,38 @@ fn amounts(cap: &BTreeMap<String, Quantity>, field: &str) -> Result<Amounts> {
     Ok(a)
 }
 
+/// Checks client-given names (`zone`, `provider`, …): printable, bounded, not empty.
+fn names(fields: &[(&str, Option<&str>)]) -> Result<()> {
+    for (field, value) in fields {
+        if let Some(v) = value {
+            crate::body::check_name(field, v).map_err(|m| ApiError::bad_field(field, m, D))?;
+        }
+    }
+    Ok(())
+}
+
+/// `end` after `start` when both are given; `field` names the end.
+fn ordered(start: Option<DateTime<Utc>>, end: Option<DateTime<Utc>>, field: &str) -> Result<()> {
+    match (start, end) {
+        (Some(s), Some(e)) if e <= s => Err(ApiError::bad_field(
+            field,
+            format!("`{field}` {e} is not after the start {s}; expected an end after the start"),
+            D,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A service error about the record or value in `field`: not found or invalid names it.
+fn svc_err_at(e: &berth_service::ServiceError, field: &str) -> ApiError {
+    use berth_service::ErrorKind;
+    let err = svc_err(e);
+    match e.kind() {
+        ErrorKind::NotFound | ErrorKind::InvalidInput => err.at(field),
+        _ => err,
+    }
+}
+
 fn not_found(message: String) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, message, D)
 }
@@ -260,6 +292,12 @@ pub async fn create_reservation(
     body: Bytes,
 ) -> Result<Response> {
     let b: ReservationBody = parse_body(&body, D)?;
+    names(&[
+        ("zone", b.zone.as_deref()),
+        ("provider", b.provider.as_deref()),
+        ("tenant", b.tenant.as_deref()),
+    ])?;
+    ordered(b.start, b.end, "end")?;
     let cap = b
         .capacity
         .as_ref()
@@ -304,6 +342,11 @@ pub async fn create_reservation(
 /// `POST /update-reservation`: fields given replace the reservation's; others are kept.
 pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: ReservationBody = parse_body(&body, D)?;
+    names(&[
+        ("zone", b.zone.as_deref()),
+        ("provider", b.provider.as_deref()),
+        ("tenant", b.tenant.as_deref()),
+    ])?;
     let id = reservation_id(b.reservation_id.as_deref())?;
     let current = st
         .reservations
@@ -323,6 +366,7 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
     }
     req.start = b.start.or(req.start);
     req.end = b.end.or(req.end);
+    ordered(req.start, req.end, "end")?;
     req.expiry = b.expiry.or(req.expiry);
     if let Some(e) = b.elements {
         req.elements = e.into_iter().map(ElementId).collect();
@@ -333,7 +377,10 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
     st.reservations
         .command(Command::UpdateReservation { id, request: req }, None)
         .await
-        .map_err(|e| svc_err(&e))?;
+        .map_err(|e| match e.kind() {
+            berth_service::ErrorKind::NotFound => svc_err_at(&e, "reservation-id"),
+            _ => svc_err(&e),
+        })?;
     Ok(ok(json!({}), "reservation update successful"))
 }
 
@@ -351,7 +398,7 @@ pub async fn cancel_reservation(State(st): State<AppState>, body: Bytes) -> Resu
     st.reservations
         .command(Command::CancelReservation { id }, None)
         .await
-        .map_err(|e| svc_err(&e))?;
+        .map_err(|e| svc_err_at(&e, "reservation-id"))?;
     Ok(ok(json!({}), "reservation canceled"))
 }
 
@@ -388,13 +435,9 @@ fn window(w: Option<&WindowBody>, now: DateTime<Utc>) -> Result<Option<(Window, 
             ));
         }
     };
-    Ok(Some((
-        Window {
-            start: w.start.unwrap_or(now),
-            end: w.end,
-        },
-        scope,
-    )))
+    let start = w.start.unwrap_or(now);
+    ordered(Some(start), w.end, "window.end")?;
+    Ok(Some((Window { start, end: w.end }, scope)))
 }
 
 /// One metric of `l`, or all four when none is asked.
@@ -645,6 +688,12 @@ pub async fn create_instance(
     body: Bytes,
 ) -> Result<Response> {
     let b: InstanceBody = parse_body(&body, D)?;
+    names(&[
+        ("zone", b.zone.as_deref()),
+        ("provider-id", b.provider_id.as_deref()),
+        ("name", b.name.as_deref()),
+        ("flavor", b.flavor.as_deref()),
+    ])?;
     let provider = match &b.provider_id {
         Some(p) => Some(known_provider(&st, p, "provider-id").await?),
         None => None,
@@ -748,7 +797,7 @@ pub async fn destroy_instance(State(st): State<AppState>, body: Bytes) -> Result
     st.reservations
         .command(Command::DestroyAllocation { id }, None)
         .await
-        .map_err(|e| svc_err(&e))?;
+        .map_err(|e| svc_err_at(&e, "instance-id"))?;
     Ok(ok(
         json!({}),
         "instance destroyed and resource released back to pool",
@@ -777,6 +826,12 @@ pub struct CapacityBody {
 
 async fn change_capacity(st: AppState, body: Bytes, increase: bool) -> Result<Response> {
     let b: CapacityBody = parse_body(&body, D)?;
+    names(&[
+        ("zone", b.zone.as_deref()),
+        ("provider", b.provider.as_deref()),
+    ])?;
+    ordered(b.start, b.end, "end")?;
+    amounts(&b.capacity, "capacity")?;
     let field = if b.source.is_some() {
         "source"
     } else {
@@ -973,9 +1028,11 @@ fn flavors(list: Vec<FlavorBody>) -> Result<Vec<ProviderFlavor>> {
 /// `POST /add-provider`.
 pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: ProviderBody = parse_body(&body, D)?;
-    if b.provider_type.trim().is_empty() {
-        return Err(ApiError::bad_request("`provider-type` is empty", D));
-    }
+    names(&[
+        ("provider-type", Some(b.provider_type.as_str())),
+        ("region", b.region.as_deref()),
+        ("username", b.username.as_deref()),
+    ])?;
     let tenant = b
         .tenant
         .as_ref()
@@ -1047,6 +1104,11 @@ pub async fn capacity_subscribe(
         }
     };
     let b: CapacitySubscribeBody = parse_body(&body, D)?;
+    names(&[
+        ("zone", b.zone.as_deref()),
+        ("provider", b.provider.as_deref()),
+        ("dimension", b.dimension.as_deref()),
+    ])?;
     let below = b.threshold.value("threshold")?;
     let (zone, provider) = match &b.source {
         Some(src) => {
@@ -1069,7 +1131,7 @@ pub async fn capacity_subscribe(
         .reservations
         .subscribe_capacity(sub, b.callback)
         .await
-        .map_err(|e| svc_err(&e))?;
+        .map_err(|e| svc_err_at(&e, "callback"))?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"subscription-id": id, "result": "ok", "message": "subscribed"})),
@@ -1105,6 +1167,7 @@ pub struct FilterBody {
 /// `POST /reservation/subscribe`.
 pub async fn reservation_subscribe(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: ReservationSubscribeBody = parse_body(&body, D)?;
+    names(&[("filters.zone", b.filters.zone.as_deref())])?;
     let f = ReservationFilter {
         reservation: b.filters.reservation_id,
         zone: b.filters.zone,
@@ -1114,7 +1177,7 @@ pub async fn reservation_subscribe(State(st): State<AppState>, body: Bytes) -> R
         .reservations
         .subscribe_reservations(f, b.callback)
         .await
-        .map_err(|e| svc_err(&e))?;
+        .map_err(|e| svc_err_at(&e, "callback"))?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"subscription-id": id, "result": "ok", "message": "subscribed"})),
