@@ -61,6 +61,8 @@ pub struct Notify {
     pub ca_file: Option<PathBuf>,
     /// Refuse `http://` callbacks (400 at subscription time).
     pub require_https: bool,
+    /// Allow callbacks to loopback, private and link-local addresses (refused by default).
+    pub allow_private_callbacks: bool,
 }
 
 /// Auth settings.
@@ -238,6 +240,9 @@ impl Config {
         if let Some(v) = env("BERTH_NOTIFY_CA_FILE") {
             c.notify.ca_file = Some(PathBuf::from(v));
         }
+        if let Some(v) = env("BERTH_NOTIFY_ALLOW_PRIVATE") {
+            c.notify.allow_private_callbacks = matches!(v.as_str(), "1" | "true" | "yes");
+        }
         if let Some(v) = env("BERTH_NOTIFY_REQUIRE_HTTPS") {
             c.notify.require_https = matches!(v.as_str(), "1" | "true" | "yes");
         }
@@ -389,7 +394,8 @@ mod tests {
             c.notify,
             Notify {
                 ca_file: Some(PathBuf::from("/etc/ca.pem")),
-                require_https: true
+                require_https: true,
+                allow_private_callbacks: false,
             }
         );
         assert_eq!(c.pg_schema.as_deref(), Some("b1"));

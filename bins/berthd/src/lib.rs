@@ -128,6 +128,7 @@ pub async fn serve(
     let notifier = Notifier::try_spawn(NotifyConfig {
         require_https: cfg.notify.require_https,
         ca_file: cfg.notify.ca_file.clone(),
+        allow_private_callbacks: cfg.notify.allow_private_callbacks,
         ..NotifyConfig::default()
     })
     .context("cannot start webhook delivery ([notify] ca_file)")?;

@@ -41,6 +41,10 @@ pub struct NotifyConfig {
     pub require_https: bool,
     /// PEM bundle of extra trusted CAs (an operator's private PKI), besides the built-in roots.
     pub ca_file: Option<PathBuf>,
+    /// Allow callbacks to loopback, private (RFC 1918, unique local), link-local (cloud metadata
+    /// services live there) and other non-public addresses. Off: such callbacks are refused
+    /// at subscription and not delivered, so a subscriber cannot point berthd at the inside.
+    pub allow_private_callbacks: bool,
 }
 
 impl Default for NotifyConfig {
@@ -54,6 +58,7 @@ impl Default for NotifyConfig {
             concurrency: 32,
             require_https: false,
             ca_file: None,
+            allow_private_callbacks: false,
         }
     }
 }
@@ -84,6 +89,7 @@ struct Counters {
 pub struct Notifier {
     tx: Option<mpsc::Sender<Notification>>,
     require_https: bool,
+    allow_private: bool,
     counters: Arc<Counters>,
 }
 
@@ -93,6 +99,8 @@ impl Notifier {
         Notifier {
             tx: None,
             require_https: false,
+            // Nothing is ever sent: no address is a risk.
+            allow_private: true,
             counters: Arc::default(),
         }
     }
@@ -124,6 +132,7 @@ impl Notifier {
         let notifier = Notifier {
             tx: Some(tx),
             require_https: cfg.require_https,
+            allow_private: cfg.allow_private_callbacks,
             counters: Arc::clone(&counters),
         };
         tokio::spawn(async move {
@@ -167,6 +176,13 @@ impl Notifier {
         if self.require_https && !https {
             return Err(ServiceError::invalid(format!(
                 "callback `{url}` must be an https:// URL ([notify] require_https is on)"
+            )));
+        }
+        if !self.allow_private
+            && let Some(what) = non_public(url)
+        {
+            return Err(ServiceError::invalid(format!(
+                "callback `{url}` points at {what}; expected a public address ([notify] allow_private_callbacks permits it)"
             )));
         }
         Ok(())
@@ -226,6 +242,13 @@ async fn deliver(
     counters: &Counters,
     n: &Notification,
 ) {
+    if !cfg.allow_private_callbacks
+        && let Some(what) = non_public(&n.callback)
+    {
+        counters.failed.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(callback = %n.callback, "not delivered: the callback points at {what}");
+        return;
+    }
     if cfg.require_https && !n.callback.starts_with("https://") {
         counters.failed.fetch_add(1, Ordering::Relaxed);
         metrics::counter!("berth_notifications_total", "result" => "failed").increment(1);
@@ -260,3 +283,42 @@ async fn deliver(
 
 #[cfg(test)]
 mod tests;
+
+/// What non-public place `url` names by its host: loopback, private, link-local, unspecified,
+/// multicast or broadcast addresses and `localhost` names. Other names are not resolved here.
+pub(crate) fn non_public(url: &str) -> Option<&'static str> {
+    use std::net::{IpAddr, Ipv4Addr};
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let v4 = |ip: Ipv4Addr| {
+        if ip.is_loopback() {
+            Some("a loopback address")
+        } else if ip.is_private() || (ip.octets()[0] == 100 && ip.octets()[1] & 0xc0 == 64) {
+            Some("a private address")
+        } else if ip.is_link_local() {
+            Some("a link-local address (where cloud metadata services answer)")
+        } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+            Some("a non-unicast address")
+        } else {
+            None
+        }
+    };
+    let host = parsed.host_str()?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => v4(ip),
+        Ok(IpAddr::V6(ip)) => match ip.to_ipv4_mapped() {
+            Some(m) => v4(m),
+            None if ip.is_loopback() => Some("a loopback address"),
+            None if ip.is_unspecified() || ip.is_multicast() => Some("a non-unicast address"),
+            None if ip.segments()[0] & 0xfe00 == 0xfc00 => Some("a private address"),
+            None if ip.segments()[0] & 0xffc0 == 0xfe80 => {
+                Some("a link-local address (where cloud metadata services answer)")
+            }
+            None => None,
+        },
+        Err(_) => {
+            let d = host.trim_end_matches('.').to_ascii_lowercase();
+            (d == "localhost" || d.ends_with(".localhost")).then_some("the local host")
+        }
+    }
+}

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
-use super::{Daemon, TOKEN, client, end, free_port, post, site, start};
+use super::{Daemon, TOKEN, client, end, free_port, post, site};
 use crate::db::Db;
 
 /// One hostile request: method, path, body, and the field path its error must name
@@ -276,6 +276,21 @@ fn cases() -> Vec<Case> {
         "{\"threshold\": -1, \"callback\": \"http://127.0.0.1:9/\"}",
         "threshold",
     ));
+    // Callbacks into the daemon's own network: the metadata service, loopback, private ranges.
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://127.0.0.1:8091/cancel-reservation",
+        "http://localhost/",
+        "http://10.0.0.5/hook",
+        "http://[::1]/",
+    ] {
+        v.push(case(
+            "POST",
+            "/reservation/subscribe",
+            format!("{{\"callback\": \"{url}\"}}"),
+            "callback",
+        ));
+    }
     v
 }
 
@@ -312,7 +327,13 @@ fn diagnostics(v: &Value) -> Vec<Value> {
 }
 
 fn hostile_input(dir: &std::path::Path, db: &Db) {
-    let d = start(dir, free_port(), db);
+    // As deployed: callbacks to private addresses refused.
+    let d = super::start_env(
+        dir,
+        free_port(),
+        db,
+        &[("BERTH_NOTIFY_ALLOW_PRIVATE", "false")],
+    );
     let c = client();
     // Something stored before the attack, to check afterwards.
     let (s, v) = post(

@@ -64,6 +64,8 @@ fn start_env(dir: &std::path::Path, port: u16, db: &Db, env: &[(&str, &str)]) ->
         .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
         .env("BERTH_TOKENS", TOKEN)
         .env("BERTH_LOG", "warn")
+        // The tests' webhook receivers listen on loopback.
+        .env("BERTH_NOTIFY_ALLOW_PRIVATE", "true")
         .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(Stdio::null())

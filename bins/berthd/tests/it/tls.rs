@@ -54,6 +54,7 @@ fn berthd(dir: &Path, port: u16) -> Command {
         .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
         .env("BERTH_TOKENS", TOKEN)
         .env("BERTH_LOG", "warn")
+        .env("BERTH_NOTIFY_ALLOW_PRIVATE", "true")
         .current_dir(dir);
     Db::sqlite(dir).configure(&mut cmd);
     cmd

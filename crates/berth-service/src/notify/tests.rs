@@ -129,6 +129,8 @@ fn fast(ca_file: Option<PathBuf>) -> NotifyConfig {
         initial_backoff: Duration::from_millis(10),
         request_timeout: Duration::from_secs(5),
         ca_file,
+        // The test receivers listen on loopback.
+        allow_private_callbacks: true,
         ..NotifyConfig::default()
     }
 }
@@ -299,4 +301,54 @@ async fn a_bad_ca_file_is_an_error_naming_the_file() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn non_public_callbacks_are_named() {
+    use super::non_public;
+    for (url, want) in [
+        ("http://127.0.0.1:9/cb", Some("a loopback address")),
+        ("http://localhost/cb", Some("the local host")),
+        ("https://api.LOCALHOST./x", Some("the local host")),
+        ("http://10.1.2.3/", Some("a private address")),
+        ("http://172.20.0.1/", Some("a private address")),
+        ("http://192.168.1.1/", Some("a private address")),
+        ("http://100.64.0.1/", Some("a private address")),
+        (
+            "http://169.254.169.254/latest/meta-data",
+            Some("a link-local address (where cloud metadata services answer)"),
+        ),
+        ("http://0.0.0.0/", Some("a non-unicast address")),
+        ("http://[::1]:8080/", Some("a loopback address")),
+        ("http://[fd00::1]/", Some("a private address")),
+        ("http://[::ffff:10.0.0.1]/", Some("a private address")),
+        (
+            "http://[fe80::1]/",
+            Some("a link-local address (where cloud metadata services answer)"),
+        ),
+        ("https://hooks.example.com/berth", None),
+        ("http://8.8.8.8/", None),
+        ("http://[2001:4860::8888]/", None),
+    ] {
+        assert_eq!(non_public(url), want, "{url}");
+    }
+}
+
+#[tokio::test]
+async fn private_callbacks_are_refused_unless_allowed() {
+    let strict = Notifier::try_spawn(NotifyConfig::default()).unwrap();
+    let e = strict
+        .check_callback("http://169.254.169.254/latest/meta-data")
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid input: callback `http://169.254.169.254/latest/meta-data` points at a link-local address (where cloud metadata services answer); expected a public address ([notify] allow_private_callbacks permits it)"
+    );
+    assert!(strict.check_callback("https://hooks.example.com/b").is_ok());
+    let open = Notifier::try_spawn(NotifyConfig {
+        allow_private_callbacks: true,
+        ..NotifyConfig::default()
+    })
+    .unwrap();
+    assert!(open.check_callback("http://10.0.0.7:8080/hook").is_ok());
 }

@@ -362,6 +362,7 @@ async fn the_timer_drives_events_to_webhooks_with_retries() {
     let clock = ManualClock::new(t0());
     let cfg = NotifyConfig {
         initial_backoff: Duration::from_millis(10),
+        allow_private_callbacks: true,
         ..NotifyConfig::default()
     };
     let svc = ReservationService::open(
