@@ -61,6 +61,7 @@
 //! ```
 
 mod builtin;
+mod combine;
 mod constraint;
 mod decompose;
 mod error;

@@ -1,6 +1,7 @@
 //! `Problem::solve`: validation, the search runs (k best or `unique` sequence), the outcome.
 
-use crate::decompose::{analyze, solve_components};
+use crate::combine::solve_components;
+use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
 use crate::search::{Engine, RunConfig};
 use crate::{
