@@ -12,6 +12,9 @@ const MAX_VARS: usize = 64;
 const NODE_LIMIT: u64 = 200_000;
 /// Largest component made by merging clashing ones.
 const MERGE_LIMIT: usize = 48;
+/// Node budget of the whole phase (every component and merge): past it the components left
+/// unsolved keep their plain bounds and the main search starts.
+const PHASE_LIMIT: u64 = 50_000;
 
 /// Solves each component alone, then merges components whose optimal parts clash on a
 /// hard constraint (e.g. two groups filling one host) and solves the merged ones, until the
@@ -36,15 +39,27 @@ pub(crate) fn solve_components(
     } else {
         Shared::Off
     };
+    let end = stats.nodes.saturating_add(PHASE_LIMIT);
     loop {
         for comp in &mut comps.list {
             if comp.opt.is_some() || comp.vars.len() > MAX_VARS || comp.terms.is_empty() {
                 continue;
             }
-            if opts.deadline.as_ref().is_some_and(|d| d.expired()) {
+            if opts.deadline.as_ref().is_some_and(|d| d.expired()) || stats.nodes >= end {
                 return None;
             }
-            solve_one(p, obj, comp, &all, excluded, opts, stats, &mut shared);
+            let budget = end - stats.nodes;
+            solve_one(
+                p,
+                obj,
+                comp,
+                &all,
+                excluded,
+                opts,
+                budget,
+                stats,
+                &mut shared,
+            );
         }
         // The parts combined, and the hard constraints they break together.
         let mut full: Vec<Option<Value>> = vec![None; n];
@@ -87,6 +102,7 @@ fn solve_one(
     active: &[bool],
     excluded: &[(VarId, Value)],
     opts: &SolveOptions,
+    budget: u64,
     stats: &mut Stats,
     shared: &mut Shared,
 ) {
@@ -105,9 +121,13 @@ fn solve_one(
         soft: false,
         first_only: false,
         k: 1,
-        node_limit: Some(opts.node_limit.map_or(NODE_LIMIT, |l| {
-            l.saturating_sub(stats.nodes).min(NODE_LIMIT)
-        })),
+        node_limit: Some(
+            opts.node_limit
+                .map_or(NODE_LIMIT, |l| {
+                    l.saturating_sub(stats.nodes).min(NODE_LIMIT)
+                })
+                .min(budget),
+        ),
         deadline: opts.deadline.as_deref(),
         vars: Some(&vars),
         terms: Some(&comp.terms),

@@ -68,6 +68,7 @@ mod error;
 mod explain;
 mod expr;
 mod ids;
+mod lagrange;
 mod matching;
 mod problem;
 mod search;
