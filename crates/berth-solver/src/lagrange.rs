@@ -11,6 +11,10 @@
 //! reduced-cost filtering (a value whose adjusted cost lifts the bound past the incumbent is
 //! removed) and a capacity-aware value order (values on contended holders cost more).
 //!
+//! The components of the problem are then solved again on the adjusted costs, with every hard
+//! constraint (pair rules and the capacity itself): each component counts at least its optimum,
+//! so one bound sees pair rules and shared capacity together.
+//!
 //! Sound for any `λ ≥ 0`: the bound never exceeds the cost of a plan, whatever the
 //! subgradient steps did. The oracle tests check it against brute force.
 
@@ -33,6 +37,11 @@ pub(crate) struct Lagrange {
     offset: f64,
     /// Root terms bounded on their own (not unary).
     pub(crate) others: Vec<usize>,
+    /// Per variable (indexed like `vars`): its group, or `usize::MAX`.
+    group_of: Vec<usize>,
+    /// Groups of variables (indexes into `vars`) with the optimum of their adjusted costs
+    /// under the hard constraints (see [`Lagrange::set_groups`]).
+    groups: Vec<(Vec<usize>, f64)>,
 }
 
 /// A variable in one capacity: `(offset of the capacity's multipliers, dims, holder of each
@@ -220,11 +229,13 @@ pub(crate) fn setup(
         order.push(o);
     }
     Some(Lagrange {
+        group_of: vec![usize::MAX; vars.len()],
         vars,
         adj,
         order,
         offset,
         others,
+        groups: Vec::new(),
     })
 }
 
@@ -233,13 +244,52 @@ impl Lagrange {
     /// domain is empty.
     pub(crate) fn bound(&self, st: &State) -> f64 {
         let mut lb = -self.offset;
+        let mut sums = vec![0.0; self.groups.len()];
         for i in 0..self.vars.len() {
             match self.least(i, st) {
-                Some(a) => lb += a,
+                Some(a) => match sums.get_mut(self.group_of[i]) {
+                    Some(g) => *g += a,
+                    None => lb += a,
+                },
                 None => return f64::INFINITY,
             }
         }
+        for (g, (_, opt)) in sums.iter().zip(&self.groups) {
+            lb += g.max(*opt);
+        }
         lb
+    }
+
+    /// The adjusted costs as an objective, in the problem's sense (`sign * cost`), so the
+    /// component searches can minimize them under the hard constraints.
+    pub(crate) fn adjusted_objective(&self, sign: f64) -> crate::Expr {
+        crate::Expr::sum(self.vars.iter().zip(&self.adj).map(|(&x, a)| {
+            let costs: std::sync::Arc<[f64]> = a.iter().map(|c| sign * c).collect();
+            (1.0, crate::Expr::unary(crate::VarId(x), costs))
+        }))
+    }
+
+    /// Groups of variables with the optimum of their adjusted costs under every hard
+    /// constraint (capacity included): each group then counts at least its optimum. Valid
+    /// because the sum of adjusted costs of any plan is at least the sum of the groups' optima,
+    /// and the bound is `Σ adjusted − Σ λ · capacity`.
+    pub(crate) fn set_groups(&mut self, groups: Vec<(Vec<u32>, f64)>) {
+        for (vars, opt) in groups {
+            let idx: Vec<usize> = vars
+                .iter()
+                .filter_map(|x| self.vars.binary_search(x).ok())
+                .filter(|&i| self.group_of[i] == usize::MAX)
+                .collect();
+            // Variables without a term in the relaxation add nothing to the group's sum.
+            if idx.is_empty() || opt.is_nan() || opt == f64::NEG_INFINITY {
+                continue;
+            }
+            let g = self.groups.len();
+            for &i in &idx {
+                self.group_of[i] = g;
+            }
+            self.groups.push((idx, opt));
+        }
     }
 
     /// The least adjusted cost left to variable `vars[i]`.
@@ -259,6 +309,13 @@ impl Lagrange {
     /// replacing its variable's least one reaches `limit` leads to no better plan.
     pub(crate) fn filter(&self, st: &State, total: f64, limit: f64) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
+        // Each group's sum of least costs.
+        let mut sums = vec![0.0; self.groups.len()];
+        for i in 0..self.vars.len() {
+            if let (Some(g), Some(a)) = (sums.get_mut(self.group_of[i]), self.least(i, st)) {
+                *g += a;
+            }
+        }
         for i in 0..self.vars.len() {
             let x = self.vars[i];
             if st.value(x).is_some() {
@@ -267,10 +324,17 @@ impl Lagrange {
             let Some(m) = self.least(i, st) else {
                 continue;
             };
-            let rest = total - m;
+            // The total with x's least cost taken out, and what a value `a` puts back.
+            let (rest, opt, sum) = match self.groups.get(self.group_of[i]) {
+                Some((_, opt)) => {
+                    let sum = sums[self.group_of[i]];
+                    (total - sum.max(*opt), *opt, sum - m)
+                }
+                None => (total - m, f64::NEG_INFINITY, 0.0),
+            };
             for &v in self.order[i].iter().rev() {
                 let a = self.adj[i][v as usize];
-                if rest + a < limit {
+                if rest + (sum + a).max(opt) < limit {
                     break;
                 }
                 if st.contains(x, v) {

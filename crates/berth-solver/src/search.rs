@@ -581,6 +581,19 @@ impl<'p> Engine<'p> {
         self.lag.is_some()
     }
 
+    /// The relaxation's adjusted costs as an objective (see [`Lagrange::adjusted_objective`]).
+    pub(crate) fn relaxed_objective(&self) -> Option<crate::Expr> {
+        self.lag.as_ref().map(|l| l.adjusted_objective(self.sign))
+    }
+
+    /// Groups of variables with the optima of their adjusted costs (see
+    /// [`Lagrange::set_groups`]).
+    pub(crate) fn relaxed_groups(&mut self, groups: Vec<(Vec<u32>, f64)>) {
+        if let Some(l) = &mut self.lag {
+            l.set_groups(groups);
+        }
+    }
+
     /// The Lagrangian bound plus the other root terms' own bounds.
     fn lag_bound(&mut self, root: &[(f64, usize)]) -> f64 {
         let Some(lag) = &self.lag else {

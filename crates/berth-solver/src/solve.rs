@@ -3,6 +3,7 @@
 use crate::combine::solve_components;
 use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
+use crate::expr::Compiled;
 use crate::search::{Engine, RunConfig};
 use crate::{
     Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
@@ -132,7 +133,27 @@ impl Problem {
             for plan in [quick, seed].into_iter().flatten() {
                 e.seed(plan);
             }
-            e.relax_capacity();
+            if e.relax_capacity()
+                && let Some(expr) = e.relaxed_objective()
+                && let Ok(adjusted) = Compiled::new(&expr, self.sign(), &self.sizes())
+                && let Some(mut parts) = analyze(self, &adjusted)
+            {
+                // The components again, now minimizing the adjusted costs under every hard
+                // constraint: one bound that sees pair rules and shared capacity together.
+                // When their parts fit together, they are a plan too (a seed).
+                if let Some(plan) =
+                    solve_components(self, &adjusted, &mut parts, &excluded, opts, &mut stats)
+                {
+                    e.seed(plan);
+                }
+                e.relaxed_groups(
+                    parts
+                        .list
+                        .iter()
+                        .filter_map(|c| c.opt.map(|o| (c.vars.clone(), o)))
+                        .collect(),
+                );
+            }
             e.dfs(0);
             e.cut_at_first();
             stats.add(&e.stats);
@@ -178,7 +199,7 @@ const FIRST_MIN_VALUES: u64 = 2_000;
 /// It seeds the main search (an incumbent from the start, and a target for the multipliers).
 fn first_plan(
     p: &Problem,
-    obj: &crate::expr::Compiled,
+    obj: &Compiled,
     active: &[bool],
     excluded: &[(VarId, Value)],
     opts: &SolveOptions,
