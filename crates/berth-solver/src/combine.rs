@@ -41,18 +41,25 @@ pub(crate) fn solve_components(
     };
     let end = stats.nodes.saturating_add(PHASE_LIMIT);
     loop {
-        for comp in &mut comps.list {
-            if comp.opt.is_some() || comp.vars.len() > MAX_VARS || comp.terms.is_empty() {
-                continue;
-            }
+        // Smallest first, each with a fair share of what is left of the budget, so one large
+        // component cannot starve the small ones.
+        let mut todo: Vec<usize> = (0..comps.list.len())
+            .filter(|&i| {
+                let c = &comps.list[i];
+                c.opt.is_none() && c.vars.len() <= MAX_VARS && !c.terms.is_empty()
+            })
+            .collect();
+        todo.sort_by_key(|&i| (comps.list[i].vars.len(), i));
+        let count = todo.len() as u64;
+        for (k, i) in todo.into_iter().enumerate() {
             if opts.deadline.as_ref().is_some_and(|d| d.expired()) || stats.nodes >= end {
                 return None;
             }
-            let budget = end - stats.nodes;
+            let budget = ((end - stats.nodes) / (count - k as u64)).max(1);
             solve_one(
                 p,
                 obj,
-                comp,
+                &mut comps.list[i],
                 &all,
                 excluded,
                 opts,
