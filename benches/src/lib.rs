@@ -1,5 +1,6 @@
 //! Shared helpers for the criterion benchmarks.
 
+pub mod homing;
 pub mod placement;
 pub mod resolve;
 

@@ -1,5 +1,6 @@
-//! Project automation: `cargo xtask ci | tidy | bench | codegen | loadtest | fuzz`.
+//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | codegen | loadtest | fuzz`.
 
+mod homing;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,9 @@ commands:
   ci      fmt check, clippy -D warnings, tidy, all tests and doctests, bench smoke, fuzz check
   tidy    layering rule, `//!` headers, no ignored or should-panic tests
   bench   run the criterion benches briefly (extra arguments go to cargo bench)
+  bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--no-cpsat]
+          Berth and CP-SAT (ortools in a venv under target/) on the same seeded homing
+          instances, one table; fails if Berth proves a different optimum
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)
   loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest)
   fuzz    [--seconds N] [TARGET...]  run the cargo-fuzz targets (default: all, 60 s each), corpora
@@ -24,6 +28,7 @@ fn main() {
         Some("ci") => ci(),
         Some("tidy") => tidy::run(&root()),
         Some("bench") => bench(&args[1..]),
+        Some("bench-homing") => homing::bench(&args[1..]),
         Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
         Some("loadtest") => loadtest(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),

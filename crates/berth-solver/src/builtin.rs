@@ -12,6 +12,7 @@ mod same_group;
 pub use alldiff::{AllDifferent, AllDifferentGroup};
 pub use at_most::AtMostCount;
 pub use capacity::Capacity;
+pub(crate) use capacity::CapacityData;
 pub use filter::Filter;
 pub use keys::{Keys, NO_KEY};
 pub use pairwise::Pairwise;

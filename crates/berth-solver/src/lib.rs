@@ -26,6 +26,10 @@
 //! interchangeable variables (equal root domains and costs, every constraint
 //! [`Constraint::symmetric`] in them) get their values ordered, so permutations of one plan
 //! are searched once; component searches share one root propagation.
+//! Hard [`Capacity`] constraints added with [`Problem::add_constraint`] are also relaxed into the
+//! unary terms with Lagrange multipliers chosen at the root: a second bound that sees shared
+//! capacity, reduced-cost filtering against the incumbent, and a capacity-aware value order.
+//! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
 //! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
 //! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
 //! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,
@@ -61,12 +65,14 @@
 //! ```
 
 mod builtin;
+mod combine;
 mod constraint;
 mod decompose;
 mod error;
 mod explain;
 mod expr;
 mod ids;
+mod lagrange;
 mod matching;
 mod problem;
 mod search;

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::builtin::CapacityData;
 use crate::expr::Compiled;
 use crate::{Assignment, Constraint, ConstraintId, Expr, Sense, SolveError, Value, VarId};
 
@@ -25,6 +26,8 @@ pub struct Problem {
     constraints: Vec<Entry>,
     sense: Sense,
     objective: Expr,
+    /// The hard [`Capacity`](crate::Capacity) constraints' data, for the Lagrangian bound.
+    capacities: Vec<(ConstraintId, Arc<CapacityData>)>,
 }
 
 impl fmt::Debug for Problem {
@@ -74,6 +77,7 @@ impl Problem {
             constraints: Vec::new(),
             sense: Sense::Minimize,
             objective: Expr::Const(0.0),
+            capacities: Vec::new(),
         }
     }
 
@@ -103,7 +107,14 @@ impl Problem {
         name: impl Into<String>,
         c: impl Constraint + 'static,
     ) -> ConstraintId {
-        self.add_boxed(name, Box::new(c), None)
+        let data = (&c as &dyn std::any::Any)
+            .downcast_ref::<crate::Capacity>()
+            .map(|k| Arc::new(k.data()));
+        let id = self.add_boxed(name, Box::new(c), None);
+        if let Some(d) = data {
+            self.capacities.push((id, d));
+        }
+        id
     }
 
     /// Adds a soft constraint: `weight * violation` is added to the cost (never propagated).
@@ -203,6 +214,11 @@ impl Problem {
 
     pub(crate) fn sizes(&self) -> Vec<u32> {
         self.vars.iter().map(|v| v.size).collect()
+    }
+
+    /// The hard capacities' data (see `lagrange.rs`).
+    pub(crate) fn capacities(&self) -> &[(ConstraintId, Arc<CapacityData>)] {
+        &self.capacities
     }
 
     pub(crate) fn sign(&self) -> f64 {

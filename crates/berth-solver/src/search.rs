@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::decompose::Components;
 use crate::expr::Compiled;
+use crate::lagrange::{self, Lagrange};
 use crate::matching::{KeyGroup, group_lb, key_groups};
 use crate::state::{Event, State};
 use crate::{Assignment, Conflict, Constraint, ConstraintId, Ctx, Problem, Value, VarId};
@@ -212,6 +213,8 @@ pub(crate) struct Engine<'p> {
     sym: Vec<(u32, u32)>,
     /// Per class, the rank of each value (its position in the value order).
     sym_rank: Vec<Vec<u32>>,
+    /// The capacities relaxed into the unary terms (see `lagrange.rs`), once set up.
+    lag: Option<Lagrange>,
 }
 
 impl<'p> Engine<'p> {
@@ -302,6 +305,7 @@ impl<'p> Engine<'p> {
             sym_classes: Vec::new(),
             sym: Vec::new(),
             sym_rank: Vec::new(),
+            lag: None,
         }
     }
 
@@ -561,7 +565,72 @@ impl<'p> Engine<'p> {
             let (l, u) = obj.bounds(&mut self.st, self.obj_base);
             lb += if self.sign > 0.0 { l } else { -u };
         }
+        if self.lag.is_some() {
+            lb = lb.max(penalty + self.lag_bound(root));
+        }
         lb
+    }
+
+    /// After root propagation, in the main search: relaxes the hard capacities into the unary
+    /// terms (multipliers chosen against the current incumbent). True if it pays.
+    pub(crate) fn relax_capacity(&mut self) -> bool {
+        if !self.with_objective || self.vars.is_some() || self.terms.is_some() {
+            return false;
+        }
+        self.lag = lagrange::setup(self.p, self.obj, &self.st, &self.active, self.threshold());
+        self.lag.is_some()
+    }
+
+    /// The relaxation's adjusted costs as an objective (see [`Lagrange::adjusted_objective`]).
+    pub(crate) fn relaxed_objective(&self) -> Option<crate::Expr> {
+        self.lag.as_ref().map(|l| l.adjusted_objective(self.sign))
+    }
+
+    /// Groups of variables with the optima of their adjusted costs (see
+    /// [`Lagrange::set_groups`]).
+    pub(crate) fn relaxed_groups(&mut self, groups: Vec<(Vec<u32>, f64)>) {
+        if let Some(l) = &mut self.lag {
+            l.set_groups(groups);
+        }
+    }
+
+    /// The Lagrangian bound plus the other root terms' own bounds.
+    fn lag_bound(&mut self, root: &[(f64, usize)]) -> f64 {
+        let Some(lag) = &self.lag else {
+            return f64::NEG_INFINITY;
+        };
+        let mut lb = lag.bound(&self.st);
+        for &t in &lag.others {
+            lb += self
+                .obj
+                .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base);
+        }
+        lb
+    }
+
+    /// Reduced-cost filtering of the Lagrangian bound against the incumbent.
+    fn lag_filter(&mut self) -> Result<(), Conflict> {
+        let t = self.threshold();
+        let Some(root) = self.obj.root_terms() else {
+            return Ok(());
+        };
+        if self.lag.is_none() || t == f64::INFINITY {
+            return Ok(());
+        }
+        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
+        let total = penalty + self.lag_bound(root);
+        let limit = t - 1e-9 * t.abs().max(1.0);
+        let drop = match &self.lag {
+            Some(lag) => lag.filter(&self.st, total, limit),
+            None => Vec::new(),
+        };
+        if drop.is_empty() {
+            return Ok(());
+        }
+        for (x, v) in drop {
+            self.st.remove(x, v, SEARCH)?;
+        }
+        self.run_queue()
     }
 
     fn threshold(&self) -> f64 {
@@ -626,7 +695,8 @@ impl<'p> Engine<'p> {
     }
 
     /// Values of `x` in the order to try them: best static cost first, or sorted by the
-    /// objective's local key when pairwise cost terms reach assigned partners.
+    /// objective's local key when pairwise cost terms reach assigned partners, or by the
+    /// Lagrangian adjusted cost (values on contended holders later) when capacity is relaxed.
     fn cursor(&self, x: u32) -> Cursor {
         let keys = self.obj.keys.get(x as usize);
         let dynamic =
@@ -643,6 +713,11 @@ impl<'p> Engine<'p> {
                 pos: 0,
             };
         }
+        if let Some(lag) = &self.lag
+            && lag.order(x).is_some()
+        {
+            return Cursor::Relaxed { pos: 0 };
+        }
         let order = if self.with_objective {
             keys.and_then(|k| k.order.clone())
         } else {
@@ -654,6 +729,16 @@ impl<'p> Engine<'p> {
     fn next_value(&self, x: u32, cur: &mut Cursor) -> Option<u32> {
         match cur {
             Cursor::Sorted { vals, pos } => {
+                while let Some(&v) = vals.get(*pos) {
+                    *pos += 1;
+                    if self.st.contains(x, v) {
+                        return Some(v);
+                    }
+                }
+                None
+            }
+            Cursor::Relaxed { pos } => {
+                let vals = self.lag.as_ref().and_then(|l| l.order(x)).unwrap_or(&[]);
                 while let Some(&v) = vals.get(*pos) {
                     *pos += 1;
                     if self.st.contains(x, v) {
@@ -693,7 +778,7 @@ impl<'p> Engine<'p> {
         }
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
-        if self.pruned() {
+        if self.pruned() || self.lag_filter().is_err() {
             self.stats.fails += 1;
             return;
         }
@@ -846,6 +931,10 @@ enum Cursor {
     },
     Sorted {
         vals: Vec<u32>,
+        pos: usize,
+    },
+    /// By the Lagrangian adjusted cost (capacity-aware).
+    Relaxed {
         pos: usize,
     },
 }

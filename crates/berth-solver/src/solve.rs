@@ -1,7 +1,9 @@
 //! `Problem::solve`: validation, the search runs (k best or `unique` sequence), the outcome.
 
-use crate::decompose::{analyze, solve_components};
+use crate::combine::solve_components;
+use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
+use crate::expr::Compiled;
 use crate::search::{Engine, RunConfig};
 use crate::{
     Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
@@ -88,6 +90,12 @@ impl Problem {
             } else {
                 analyze(self, &obj)
             };
+            let values: u64 = self.sizes().iter().map(|&s| u64::from(s)).sum();
+            let quick = if opts.stop_at_first || k > 1 || values < FIRST_MIN_VALUES {
+                None
+            } else {
+                first_plan(self, &obj, &active, &excluded, opts, &mut stats)
+            };
             let seed = comps
                 .as_mut()
                 .and_then(|c| solve_components(self, &obj, c, &excluded, opts, &mut stats));
@@ -122,8 +130,29 @@ impl Problem {
             if k == 1 && rounds == 1 {
                 e.break_symmetry();
             }
-            if let Some(plan) = seed {
+            for plan in [quick, seed].into_iter().flatten() {
                 e.seed(plan);
+            }
+            if e.relax_capacity()
+                && let Some(expr) = e.relaxed_objective()
+                && let Ok(adjusted) = Compiled::new(&expr, self.sign(), &self.sizes())
+                && let Some(mut parts) = analyze(self, &adjusted)
+            {
+                // The components again, now minimizing the adjusted costs under every hard
+                // constraint: one bound that sees pair rules and shared capacity together.
+                // When their parts fit together, they are a plan too (a seed).
+                if let Some(plan) =
+                    solve_components(self, &adjusted, &mut parts, &excluded, opts, &mut stats)
+                {
+                    e.seed(plan);
+                }
+                e.relaxed_groups(
+                    parts
+                        .list
+                        .iter()
+                        .filter_map(|c| c.opt.map(|o| (c.vars.clone(), o)))
+                        .collect(),
+                );
             }
             e.dfs(0);
             e.cut_at_first();
@@ -158,4 +187,48 @@ impl Problem {
             stats,
         })
     }
+}
+
+/// Node limit of the first-plan dive.
+const FIRST_LIMIT: u64 = 20_000;
+/// Smaller problems (total domain size) skip the dive: their exact search is as fast.
+const FIRST_MIN_VALUES: u64 = 2_000;
+
+/// A first plan in a few thousand nodes: one depth-first dive (cheapest values first,
+/// capacity-aware when capacities are relaxed), stopped at its first plan or its node limit.
+/// It seeds the main search (an incumbent from the start, and a target for the multipliers).
+fn first_plan(
+    p: &Problem,
+    obj: &Compiled,
+    active: &[bool],
+    excluded: &[(VarId, Value)],
+    opts: &SolveOptions,
+    stats: &mut Stats,
+) -> Option<Vec<Value>> {
+    let node_limit = opts.node_limit.map_or(FIRST_LIMIT, |l| {
+        l.saturating_sub(stats.nodes).min(FIRST_LIMIT)
+    });
+    let cfg = RunConfig {
+        active,
+        with_objective: true,
+        soft: true,
+        vars: None,
+        terms: None,
+        comps: None,
+        first_only: true,
+        k: 1,
+        node_limit: Some(node_limit),
+        deadline: opts.deadline.as_deref(),
+    };
+    let mut e = Engine::new(p, obj, &cfg);
+    if e.root(excluded, false).is_err() {
+        stats.add(&e.stats);
+        return None;
+    }
+    e.relax_capacity();
+    e.dfs(0);
+    // Not the answer: its stop is not the solve's.
+    e.stats.stopped = None;
+    stats.add(&e.stats);
+    e.found.first().map(|f| f.solution.values.clone())
 }

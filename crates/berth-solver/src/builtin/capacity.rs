@@ -30,7 +30,46 @@ impl std::fmt::Debug for Capacity {
     }
 }
 
+/// A capacity's data, read by the Lagrangian bound (`lagrange.rs`): per scope variable its
+/// variable, the holder of each value and its demand vector; per holder its capacity vector.
+pub(crate) struct CapacityData {
+    pub(crate) dims: usize,
+    pub(crate) vars: Vec<(VarId, Keys, Vec<i64>)>,
+    pub(crate) capacity: Vec<i64>,
+}
+
 impl Capacity {
+    /// Its data for the Lagrangian bound (holders outside `0..holders` become [`NO_KEY`]).
+    pub(crate) fn data(&self) -> CapacityData {
+        let holders = self.holders() as u32;
+        let vars = self
+            .vars
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let keys: Keys = self
+                    .of_var
+                    .get(i)
+                    .and_then(|t| self.tables.get(*t as usize))
+                    .map_or_else(
+                        || Keys::from(Vec::new()),
+                        |t| {
+                            t.keys()
+                                .iter()
+                                .map(|&h| if h < holders { h } else { NO_KEY })
+                                .collect()
+                        },
+                    );
+                (x, keys, self.demand(i).to_vec())
+            })
+            .collect();
+        CapacityData {
+            dims: self.dims,
+            vars,
+            capacity: self.capacity.clone(),
+        }
+    }
+
     /// `capacity[h]` is holder `h`'s capacity vector (all of length `dims`); each entry of
     /// `demands` is `(var, holder of each of its values, demand vector)`.
     pub fn new(

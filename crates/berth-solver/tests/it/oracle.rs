@@ -329,6 +329,51 @@ fn gen_grouped(seed: u64) -> Spec {
     }
 }
 
+/// Contended shared capacity: random rules and pair terms as in `gen_spec`, plus one capacity
+/// over every variable whose cheap holders cannot take everyone, under a flat sum (the shape the
+/// Lagrangian bound relaxes: capacity into the unary terms, pair terms bounded apart).
+fn gen_contended(seed: u64) -> Spec {
+    let mut spec = gen_spec(seed, 6, 6);
+    let mut r = Rng(seed ^ 0xCAFE);
+    let n = spec.sizes.len();
+    let holders = 1 + r.below(3) as u32;
+    let holder: Vec<Vec<u32>> = spec
+        .sizes
+        .iter()
+        .map(|&s| {
+            (0..s)
+                .map(|v| {
+                    if r.chance(10) {
+                        NO_KEY
+                    } else {
+                        (v + r.below(2) as u32) % holders
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let demand: Vec<[i64; 2]> = (0..n)
+        .map(|_| [1 + r.below(3) as i64, r.below(2) as i64])
+        .collect();
+    let cap: Vec<[i64; 2]> = (0..holders)
+        .map(|_| [1 + r.below(5) as i64, 1 + r.below(3) as i64])
+        .collect();
+    spec.rules.push(Rule::Cap {
+        vars: (0..n).collect(),
+        holder,
+        demand,
+        cap,
+    });
+    spec.shape = Shape::Flat;
+    // Cheaper values first on the low holders, so the unary optimum crowds them.
+    for (x, t) in spec.unary.iter_mut().enumerate() {
+        for (v, c) in t.iter_mut().enumerate() {
+            *c = (*c / 3.0).floor() + v as f64 * (1 + x % 2) as f64;
+        }
+    }
+    spec
+}
+
 fn keys(v: &[u32]) -> Keys {
     Arc::from(v.to_vec())
 }
@@ -361,15 +406,24 @@ fn add_rule(p: &mut Problem, spec: &Spec, rule: &Rule, name: String, weight: Opt
             holder,
             demand,
             cap,
-        } => Box::new(Capacity::new(
-            2,
-            cap.iter().map(|c| c.to_vec()).collect(),
-            vars.iter()
-                .zip(holder)
-                .zip(&demand)
-                .map(|((&x, h), d)| (var(x), keys(&h), d.to_vec()))
-                .collect(),
-        )),
+        } => {
+            let k = Capacity::new(
+                2,
+                cap.iter().map(|c| c.to_vec()).collect(),
+                vars.iter()
+                    .zip(holder)
+                    .zip(&demand)
+                    .map(|((&x, h), d)| (var(x), keys(&h), d.to_vec()))
+                    .collect(),
+            );
+            // Hard capacities as the engine adds them (typed, so the solver may relax them
+            // into its Lagrangian bound); soft ones boxed.
+            if weight.is_none() {
+                p.add_constraint(name, k);
+                return;
+            }
+            Box::new(k)
+        }
     };
     p.add_boxed(name, c, weight);
 }
@@ -745,6 +799,32 @@ proptest! {
     #[test]
     fn groups_equal_brute_force(seed in any::<u64>(), k in 1usize..4) {
         let spec = gen_grouped(seed);
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions { solutions: k, ..SolveOptions::default() };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        match &out {
+            Outcome::Solved { solutions, optimal, .. } => {
+                prop_assert!(*optimal);
+                prop_assert_eq!(solutions.len(), all.len().min(k));
+                for (s, b) in solutions.iter().zip(&all) {
+                    prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
+                }
+                check_solutions(&spec, &p, solutions)?;
+            }
+            Outcome::Infeasible { explanation, .. } => {
+                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
+                check_explanation(&spec, explanation)?;
+            }
+            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
+        }
+    }
+
+    /// Contended shared capacity with pair rules and pair terms (the Lagrangian bound, its
+    /// reduced-cost filtering and value order): optimum and k best equal brute force.
+    #[test]
+    fn contended_capacity_equals_brute_force(seed in any::<u64>(), k in 1usize..3) {
+        let spec = gen_contended(seed);
         let p = build(&spec);
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
         let opts = SolveOptions { solutions: k, ..SolveOptions::default() };

@@ -1,0 +1,132 @@
+//! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
+//! one instance file, printing one JSON line (status, objective, seconds, nodes).
+//!
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--explain]` (`--explain`: why
+//! an infeasible instance is infeasible, on stderr).
+//! The time counts building the model from the parsed instance and solving it, as the CP-SAT
+//! script counts its own model building and solving.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use berth_benches::homing::{Instance, SIZES, check, generate, to_problem};
+use berth_solver::{Outcome, SolveOptions};
+
+fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|k| args.get(k + 1))
+        .map(String::as_str)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match (args.first().map(String::as_str), args.get(1)) {
+        (Some("gen"), Some(dir)) => gen_all(dir, &args),
+        (Some("solve"), Some(file)) => solve(file, &args),
+        _ => {
+            eprintln!(
+                "usage: homing gen DIR [--sizes 4x20,...] [--seeds N] | homing solve FILE --limit SECONDS"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn gen_all(dir: &str, args: &[String]) -> ExitCode {
+    let sizes: Vec<(usize, usize)> = match arg(args, "--sizes") {
+        Some(s) => s
+            .split(',')
+            .filter_map(|t| {
+                let (a, b) = t.split_once('x')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect(),
+        None => SIZES.to_vec(),
+    };
+    let seeds: u64 = arg(args, "--seeds")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("cannot create {dir}: {e}");
+        return ExitCode::from(2);
+    }
+    for &(n, m) in &sizes {
+        for seed in 1..=seeds {
+            let inst = generate(n, m, seed);
+            let path = format!("{dir}/{}.json", inst.name);
+            let text = serde_json::to_string(&inst).unwrap_or_default();
+            if let Err(e) = std::fs::write(&path, text) {
+                eprintln!("cannot write {path}: {e}");
+                return ExitCode::from(2);
+            }
+            println!("{path}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn solve(file: &str, args: &[String]) -> ExitCode {
+    let limit: f64 = arg(args, "--limit")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20.0);
+    let inst: Instance = match std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("cannot read {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let start = Instant::now();
+    let p = to_problem(&inst);
+    let opts = SolveOptions {
+        deadline: Some(Arc::new(start + Duration::from_secs_f64(limit))),
+        ..SolveOptions::default()
+    };
+    let out = p.solve(&opts);
+    let secs = start.elapsed().as_secs_f64();
+    let (status, objective, values, nodes) = match &out {
+        Ok(Outcome::Solved {
+            solutions,
+            optimal,
+            stats,
+            ..
+        }) => {
+            let s = &solutions[0];
+            let values: Vec<u32> = s.values.iter().map(|v| v.0).collect();
+            let status = if *optimal { "OPTIMAL" } else { "FEASIBLE" };
+            (status, Some(s.objective), Some(values), stats.nodes)
+        }
+        Ok(Outcome::Infeasible { stats, explanation }) => {
+            if args.iter().any(|a| a == "--explain") {
+                eprintln!("{}", p.render_explanation(explanation));
+            }
+            ("INFEASIBLE", None, None, stats.nodes)
+        }
+        Ok(Outcome::Stopped { stats, .. }) => ("UNKNOWN", None, None, stats.nodes),
+        Err(e) => {
+            eprintln!("solver error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // The plan is checked against the instance alone; a mismatch is a bug.
+    let checked = values.as_deref().map(|v| check(&inst, v));
+    let status = match checked {
+        Some(None) => "WRONG",
+        Some(Some(c)) if Some(c as f64) != objective => "WRONG",
+        _ => status,
+    };
+    let line = serde_json::json!({
+        "name": inst.name,
+        "status": status,
+        "objective": objective,
+        "seconds": secs,
+        "nodes": nodes,
+    });
+    println!("{line}");
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,355 @@
+//! Lagrangian bound: the hard capacities relaxed into the unary cost terms.
+//!
+//! For multipliers `λ ≥ 0`, one per (capacity, holder, dimension), every plan costs at least
+//! `Σ_x min_v [cost_x(v) + Σ λ_(h(v),k) · demand_(x,k)] − Σ λ_(h,k) · capacity_(h,k)`
+//! plus the lower bounds of the other (non-unary) root terms: the added term
+//! `Σ λ · (load − capacity)` is never positive on a plan that fits. Assigned variables count
+//! their value, so the bound tightens down the tree. The multipliers are chosen once at the
+//! root by subgradient ascent (Polyak steps towards the incumbent) and then fixed, so each
+//! variable's adjusted costs and value order are computed once: a node costs one scan to the
+//! first value left in each domain, like the plain unary bound. The same adjusted costs give
+//! reduced-cost filtering (a value whose adjusted cost lifts the bound past the incumbent is
+//! removed) and a capacity-aware value order (values on contended holders cost more).
+//!
+//! The components of the problem are then solved again on the adjusted costs, with every hard
+//! constraint (pair rules and the capacity itself): each component counts at least its optimum,
+//! so one bound sees pair rules and shared capacity together.
+//!
+//! Sound for any `λ ≥ 0`: the bound never exceeds the cost of a plan, whatever the
+//! subgradient steps did. The oracle tests check it against brute force.
+
+use crate::Problem;
+use crate::expr::Compiled;
+use crate::state::State;
+
+/// Subgradient iterations at the root.
+const ITERATIONS: usize = 120;
+
+/// The relaxation with its multipliers fixed.
+pub(crate) struct Lagrange {
+    /// Variables the relaxation reads (a unary term or a capacity demand).
+    vars: Vec<u32>,
+    /// Per variable (indexed like `vars`): adjusted cost of each value of its universe.
+    adj: Vec<Vec<f64>>,
+    /// Per variable: the values of its root domain by increasing adjusted cost.
+    order: Vec<Vec<u32>>,
+    /// `Σ λ · capacity`.
+    offset: f64,
+    /// Root terms bounded on their own (not unary).
+    pub(crate) others: Vec<usize>,
+    /// Per variable (indexed like `vars`): its group, or `usize::MAX`.
+    group_of: Vec<usize>,
+    /// Groups of variables (indexes into `vars`) with the optimum of their adjusted costs
+    /// under the hard constraints (see [`Lagrange::set_groups`]).
+    groups: Vec<(Vec<usize>, f64)>,
+}
+
+/// A variable in one capacity: `(offset of the capacity's multipliers, dims, holder of each
+/// value, demand vector)`.
+type Membership = (usize, usize, crate::Keys, Vec<i64>);
+
+/// One variable's part: its unary costs and its capacity memberships.
+struct Part {
+    var: u32,
+    base: Vec<f64>,
+    caps: Vec<Membership>,
+}
+
+impl Part {
+    fn adjusted(&self, v: u32, lam: &[f64]) -> f64 {
+        let mut a = self.base.get(v as usize).copied().unwrap_or(0.0);
+        for (off, dims, keys, dem) in &self.caps {
+            let h = keys.get(v as usize).copied().unwrap_or(crate::NO_KEY);
+            if h == crate::NO_KEY {
+                continue;
+            }
+            for (k, &d) in dem.iter().enumerate().take(*dims) {
+                a += lam[off + h as usize * dims + k] * d as f64;
+            }
+        }
+        a
+    }
+}
+
+/// Chooses the multipliers at the current (root) node; `None` when the objective has no unary
+/// part, no active capacity is in play, or relaxing gains nothing over `λ = 0`. `upper` is the
+/// incumbent's cost (or infinity).
+pub(crate) fn setup(
+    p: &Problem,
+    obj: &Compiled,
+    st: &State,
+    active: &[u32],
+    upper: f64,
+) -> Option<Lagrange> {
+    let root = obj.root_terms()?;
+    let sign = p.sign();
+    let n = st.vars();
+    let mut base: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut others = Vec::new();
+    for (t, &(w, node)) in root.iter().enumerate() {
+        let Some((var, costs, _, _)) = obj.unary_leaf(node) else {
+            others.push(t);
+            continue;
+        };
+        let x = var as usize;
+        if x >= n {
+            return None;
+        }
+        let u = st.universe(var) as usize;
+        if base[x].is_empty() {
+            base[x] = vec![0.0; u];
+        }
+        for (v, b) in base[x].iter_mut().enumerate() {
+            let c = sign * w * costs.get(v).copied().unwrap_or(0.0);
+            if !c.is_finite() {
+                return None;
+            }
+            *b += c;
+        }
+    }
+    let mut caps: Vec<Vec<Membership>> = vec![Vec::new(); n];
+    let mut capacity: Vec<f64> = Vec::new();
+    for (cid, data) in p.capacities() {
+        if !active.contains(&cid.0) || data.dims == 0 {
+            continue;
+        }
+        let off = capacity.len();
+        capacity.extend(data.capacity.iter().map(|&c| c as f64));
+        for (x, keys, dem) in &data.vars {
+            if let Some(c) = caps.get_mut(x.index()) {
+                c.push((off, data.dims, keys.clone(), dem.clone()));
+            }
+        }
+    }
+    if capacity.is_empty() || base.iter().all(Vec::is_empty) {
+        return None;
+    }
+    let parts: Vec<Part> = base
+        .into_iter()
+        .zip(caps)
+        .enumerate()
+        .filter(|(_, (b, c))| !b.is_empty() || !c.is_empty())
+        .map(|(x, (base, caps))| Part {
+            var: x as u32,
+            base,
+            caps,
+        })
+        .collect();
+    let domains: Vec<Vec<u32>> = parts
+        .iter()
+        .map(|pt| match st.value(pt.var) {
+            Some(v) => vec![v.0],
+            None => st.values(pt.var).map(|v| v.0).collect(),
+        })
+        .collect();
+    if domains.iter().any(Vec::is_empty) {
+        return None;
+    }
+    // Bound and subgradient at `lam`.
+    let eval = |lam: &[f64], g: &mut Vec<f64>| -> f64 {
+        g.clear();
+        g.extend(capacity.iter().map(|c| -c));
+        let mut lb: f64 = -lam.iter().zip(&capacity).map(|(l, c)| l * c).sum::<f64>();
+        for (pt, dom) in parts.iter().zip(&domains) {
+            let mut best = (f64::INFINITY, 0u32);
+            for &v in dom {
+                let a = pt.adjusted(v, lam);
+                if a < best.0 {
+                    best = (a, v);
+                }
+            }
+            lb += best.0;
+            for (off, dims, keys, dem) in &pt.caps {
+                let h = keys.get(best.1 as usize).copied().unwrap_or(crate::NO_KEY);
+                if h != crate::NO_KEY {
+                    for (k, &d) in dem.iter().enumerate().take(*dims) {
+                        g[off + h as usize * dims + k] += d as f64;
+                    }
+                }
+            }
+        }
+        lb
+    };
+    let mut lam = vec![0.0; capacity.len()];
+    let mut g = Vec::new();
+    let lb0 = eval(&lam, &mut g);
+    let (mut best_lb, mut best_lam) = (lb0, lam.clone());
+    let mut lb = lb0;
+    let mut mu = 2.0;
+    let mut stale = 0;
+    for _ in 0..ITERATIONS {
+        let norm: f64 = g
+            .iter()
+            .zip(&lam)
+            .filter(|(gi, li)| **gi > 0.0 || **li > 0.0)
+            .map(|(gi, _)| gi * gi)
+            .sum();
+        if norm == 0.0 {
+            break;
+        }
+        // Polyak steps towards the incumbent, at most 5% above the bound (a far incumbent
+        // overshoots).
+        let near = lb + (lb.abs() * 0.05).max(1.0);
+        let target = if upper > lb { upper.min(near) } else { near };
+        let step = mu * (target - lb) / norm;
+        for (l, gi) in lam.iter_mut().zip(&g) {
+            *l = (*l + step * gi).max(0.0);
+        }
+        lb = eval(&lam, &mut g);
+        if lb > best_lb + 1e-9 * best_lb.abs().max(1.0) {
+            best_lb = lb;
+            best_lam.clone_from(&lam);
+            stale = 0;
+        } else {
+            stale += 1;
+            if stale >= 5 {
+                mu /= 2.0;
+                stale = 0;
+                if mu < 1e-4 {
+                    break;
+                }
+            }
+        }
+    }
+    if best_lb <= lb0 + 1e-9 * lb0.abs().max(1.0) {
+        return None;
+    }
+    let lam = best_lam;
+    let offset: f64 = lam.iter().zip(&capacity).map(|(l, c)| l * c).sum();
+    let mut vars = Vec::with_capacity(parts.len());
+    let mut adj = Vec::with_capacity(parts.len());
+    let mut order = Vec::with_capacity(parts.len());
+    for (pt, dom) in parts.iter().zip(domains) {
+        let u = st.universe(pt.var);
+        let a: Vec<f64> = (0..u).map(|v| pt.adjusted(v, &lam)).collect();
+        let mut o = dom;
+        o.sort_by(|&x, &y| a[x as usize].total_cmp(&a[y as usize]).then(x.cmp(&y)));
+        vars.push(pt.var);
+        adj.push(a);
+        order.push(o);
+    }
+    Some(Lagrange {
+        group_of: vec![usize::MAX; vars.len()],
+        vars,
+        adj,
+        order,
+        offset,
+        others,
+        groups: Vec::new(),
+    })
+}
+
+impl Lagrange {
+    /// The relaxation's bound at this node (without the other terms); infinity when a
+    /// domain is empty.
+    pub(crate) fn bound(&self, st: &State) -> f64 {
+        let mut lb = -self.offset;
+        let mut sums = vec![0.0; self.groups.len()];
+        for i in 0..self.vars.len() {
+            match self.least(i, st) {
+                Some(a) => match sums.get_mut(self.group_of[i]) {
+                    Some(g) => *g += a,
+                    None => lb += a,
+                },
+                None => return f64::INFINITY,
+            }
+        }
+        for (g, (_, opt)) in sums.iter().zip(&self.groups) {
+            lb += g.max(*opt);
+        }
+        lb
+    }
+
+    /// The adjusted costs as an objective, in the problem's sense (`sign * cost`), so the
+    /// component searches can minimize them under the hard constraints.
+    pub(crate) fn adjusted_objective(&self, sign: f64) -> crate::Expr {
+        crate::Expr::sum(self.vars.iter().zip(&self.adj).map(|(&x, a)| {
+            let costs: std::sync::Arc<[f64]> = a.iter().map(|c| sign * c).collect();
+            (1.0, crate::Expr::unary(crate::VarId(x), costs))
+        }))
+    }
+
+    /// Groups of variables with the optimum of their adjusted costs under every hard
+    /// constraint (capacity included): each group then counts at least its optimum. Valid
+    /// because the sum of adjusted costs of any plan is at least the sum of the groups' optima,
+    /// and the bound is `Σ adjusted − Σ λ · capacity`.
+    pub(crate) fn set_groups(&mut self, groups: Vec<(Vec<u32>, f64)>) {
+        for (vars, opt) in groups {
+            let idx: Vec<usize> = vars
+                .iter()
+                .filter_map(|x| self.vars.binary_search(x).ok())
+                .filter(|&i| self.group_of[i] == usize::MAX)
+                .collect();
+            // Variables without a term in the relaxation add nothing to the group's sum.
+            if idx.is_empty() || opt.is_nan() || opt == f64::NEG_INFINITY {
+                continue;
+            }
+            let g = self.groups.len();
+            for &i in &idx {
+                self.group_of[i] = g;
+            }
+            self.groups.push((idx, opt));
+        }
+    }
+
+    /// The least adjusted cost left to variable `vars[i]`.
+    fn least(&self, i: usize, st: &State) -> Option<f64> {
+        let x = self.vars[i];
+        let adj = &self.adj[i];
+        if let Some(v) = st.value(x) {
+            return adj.get(v.index()).copied();
+        }
+        self.order[i]
+            .iter()
+            .find(|&&v| st.contains(x, v))
+            .and_then(|&v| adj.get(v as usize).copied())
+    }
+
+    /// Values to remove: with the node's total bound `total`, a value whose adjusted cost
+    /// replacing its variable's least one reaches `limit` leads to no better plan.
+    pub(crate) fn filter(&self, st: &State, total: f64, limit: f64) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        // Each group's sum of least costs.
+        let mut sums = vec![0.0; self.groups.len()];
+        for i in 0..self.vars.len() {
+            if let (Some(g), Some(a)) = (sums.get_mut(self.group_of[i]), self.least(i, st)) {
+                *g += a;
+            }
+        }
+        for i in 0..self.vars.len() {
+            let x = self.vars[i];
+            if st.value(x).is_some() {
+                continue;
+            }
+            let Some(m) = self.least(i, st) else {
+                continue;
+            };
+            // The total with x's least cost taken out, and what a value `a` puts back.
+            let (rest, opt, sum) = match self.groups.get(self.group_of[i]) {
+                Some((_, opt)) => {
+                    let sum = sums[self.group_of[i]];
+                    (total - sum.max(*opt), *opt, sum - m)
+                }
+                None => (total - m, f64::NEG_INFINITY, 0.0),
+            };
+            for &v in self.order[i].iter().rev() {
+                let a = self.adj[i][v as usize];
+                if rest + (sum + a).max(opt) < limit {
+                    break;
+                }
+                if st.contains(x, v) {
+                    out.push((x, v));
+                }
+            }
+        }
+        out
+    }
+
+    /// Values of `x` by increasing adjusted cost (root domain), if the relaxation reads `x`.
+    pub(crate) fn order(&self, x: u32) -> Option<&[u32]> {
+        self.vars
+            .binary_search(&x)
+            .ok()
+            .map(|i| self.order[i].as_slice())
+    }
+}
