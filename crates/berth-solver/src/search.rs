@@ -810,7 +810,9 @@ impl<'p> Engine<'p> {
     pub(crate) fn seed(&mut self, values: Vec<Value>) {
         let full: Vec<Option<Value>> = values.iter().copied().map(Some).collect();
         let a = Assignment::new(&full);
+        // Several seeding passes may offer the same plan: the k best hold each plan once.
         if values.len() != self.st.vars()
+            || self.found.iter().any(|f| f.solution.values == values)
             || self
                 .active
                 .iter()

@@ -392,3 +392,52 @@ proptest! {
         prop_assert_eq!(&out, &again);
     }
 }
+
+/// Found by `optimum_equals_brute_force`: two seeding passes offered the same plan and the k
+/// best listed it twice (three plans where only two exist).
+#[test]
+fn k_best_lists_each_plan_once() {
+    let c = |lon: i16, tier: u8, vcpu: u8, cost: u8| Cand {
+        lat: 0,
+        lon,
+        disaster: 0,
+        complex: 0,
+        tier,
+        vcpu,
+        cost,
+    };
+    let case = Case {
+        cands: vec![
+            c(0, 0, 0, 0),
+            c(0, 0, 0, 0),
+            c(0, 0, 0, 0),
+            c(26, 0, 0, 0),
+            c(0, 2, 4, 0),
+            c(0, 0, 6, 20),
+        ],
+        demands: 3,
+        excluded: vec![None, None, None],
+        cons: vec![
+            Con::Attr { d: 1, min_tier: 2 },
+            Con::Fit {
+                ds: vec![0, 2],
+                req: 4,
+            },
+            Con::ToLoc { d: 0, km: 664 },
+        ],
+        weights: vec![3, 0, 2],
+        cost_weight: 2,
+        pair_term: None,
+        k: 3,
+    };
+    let o = PlanOptions {
+        solutions: case.k,
+        ..opts()
+    };
+    let out = run(&template(&case), &inventory(&case), &o).unwrap();
+    let plans: Vec<Vec<usize>> = (0..out.solutions.len())
+        .map(|i| assignment(&case, &out, i))
+        .collect();
+    assert_eq!(plans, vec![vec![4, 4, 5], vec![5, 4, 4]]);
+    assert_eq!(brute_force(&case), vec![40.0, 40.0]);
+}
