@@ -34,29 +34,6 @@ pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, BodyPro
     Ok(value)
 }
 
-/// Longest name or id accepted (zones, providers, plan names and ids).
-pub const MAX_NAME: usize = 255;
-
-/// Checks a name or id given by a client: not empty, at most [`MAX_NAME`] characters, no
-/// control characters; `Err` holds the message, naming `field` and what was expected.
-pub fn check_name(field: &str, value: &str) -> Result<(), String> {
-    let n = value.chars().count();
-    if value.trim().is_empty() {
-        Err(format!("`{field}` is empty; expected a name"))
-    } else if n > MAX_NAME {
-        Err(format!(
-            "`{field}` has {n} characters; expected at most {MAX_NAME}"
-        ))
-    } else if let Some(c) = value.chars().find(|c| c.is_control()) {
-        Err(format!(
-            "`{field}` contains the control character U+{:04X}; expected printable text",
-            u32::from(c)
-        ))
-    } else {
-        Ok(())
-    }
-}
-
 fn located(path: String, e: &serde_json::Error) -> BodyProblem {
     let message = strip_position(&e.to_string());
     let message = if path.is_empty() {

@@ -33,8 +33,8 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// The dialect of the routes under `path`: HAS for `/` and `/v1/...`, Problem otherwise
-    /// (Promise handlers choose their dialect themselves).
+    /// The dialect of the routes under `path`: HAS for `/` and `/v1/...`, Promise for the
+    /// Promise operations and subscriptions, Problem otherwise.
     pub fn of_path(path: &str) -> Dialect {
         const PROMISE: &[&str] = &[
             "/add-provider",
@@ -291,16 +291,21 @@ impl ApiError {
         } else {
             e.to_string()
         };
+        let field = e.field();
         let offers = e
             .conflict()
             .and_then(|c| serde_json::to_value(&c.offers).ok())
             .map(Box::new);
-        ApiError {
+        let err = ApiError {
             status,
             detail,
             offers,
             diagnostics: Vec::new(),
             dialect,
+        };
+        match field {
+            Some(f) => err.at(f),
+            None => err,
         }
     }
 

@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use crate::AppState;
-use crate::body::check_name;
 use crate::error::{ApiError, Dialect, parse_body};
 
 const D: Dialect = Dialect::Has;
@@ -170,27 +169,6 @@ pub async fn create_plan(
     body: Bytes,
 ) -> Result<Response> {
     let b: PlanBody = parse_body(&body, D)?;
-    check_name("name", &b.name).map_err(|m| ApiError::bad_field("name", m, D))?;
-    if let Some(id) = &b.id {
-        check_name("id", id).map_err(|m| ApiError::bad_field("id", m, D))?;
-        if id.contains('/') || id == "." || id == ".." {
-            return Err(ApiError::bad_field(
-                "id",
-                format!("`id` is `{id}`; expected a plan id without `/` (used in URLs)"),
-                D,
-            ));
-        }
-    }
-    if !(b.template.is_object() || b.template.is_string()) {
-        return Err(ApiError::bad_field(
-            "template",
-            format!(
-                "`template` is {}; expected an object or YAML/JSON text",
-                json_type(&b.template)
-            ),
-            D,
-        ));
-    }
     let files = match b.files {
         None | Some(Value::Null) => Default::default(),
         Some(Value::Object(m)) => m

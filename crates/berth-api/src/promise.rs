@@ -79,7 +79,7 @@ fn amounts(cap: &BTreeMap<String, Quantity>, field: &str) -> Result<Amounts> {
 fn names(fields: &[(&str, Option<&str>)]) -> Result<()> {
     for (field, value) in fields {
         if let Some(v) = value {
-            crate::body::check_name(field, v).map_err(|m| ApiError::bad_field(field, m, D))?;
+            berth_service::check_name(field, v).map_err(|m| ApiError::bad_field(field, m, D))?;
         }
     }
     Ok(())

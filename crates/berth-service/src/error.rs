@@ -32,6 +32,8 @@ pub enum ServiceError {
     Invalid {
         /// What is wrong, one sentence.
         message: String,
+        /// The request field it is about, when there is one (`name`, `template`).
+        field: Option<&'static str>,
     },
     /// Unknown id.
     #[error("{what} `{id}` not found")]
@@ -124,6 +126,23 @@ impl ServiceError {
     pub(crate) fn invalid(message: impl Into<String>) -> ServiceError {
         ServiceError::Invalid {
             message: message.into(),
+            field: None,
+        }
+    }
+
+    /// Invalid input in the request field `field`.
+    pub(crate) fn invalid_at(field: &'static str, message: impl Into<String>) -> ServiceError {
+        ServiceError::Invalid {
+            message: message.into(),
+            field: Some(field),
+        }
+    }
+
+    /// The request field this error is about, if any.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            ServiceError::Invalid { field, .. } => *field,
+            _ => None,
         }
     }
 
@@ -171,3 +190,29 @@ impl From<CalendarError> for ServiceError {
         ServiceError::Calendar { source }
     }
 }
+
+/// Longest name or id a client may give (zones, providers, plan names and ids).
+pub const MAX_NAME: usize = 255;
+
+/// Checks a name or id given by a client: not empty, at most [`MAX_NAME`] characters, no
+/// control characters. `Err` holds the message, naming `field` and what was expected.
+pub fn check_name(field: &str, value: &str) -> Result<(), String> {
+    let n = value.chars().count();
+    if value.trim().is_empty() {
+        Err(format!("`{field}` is empty; expected a name"))
+    } else if n > MAX_NAME {
+        Err(format!(
+            "`{field}` has {n} characters; expected at most {MAX_NAME}"
+        ))
+    } else if let Some(c) = value.chars().find(|c| c.is_control()) {
+        Err(format!(
+            "`{field}` contains the control character U+{:04X}; expected printable text",
+            u32::from(c)
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

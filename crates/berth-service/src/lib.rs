@@ -38,7 +38,7 @@ mod notify;
 mod plans;
 mod reservations;
 
-pub use error::{ErrorKind, ServiceError};
+pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
 pub use reservations::{

@@ -17,8 +17,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, mpsc};
 
-use crate::ServiceError;
 use crate::reservations::{ReservationService, WallClock};
+use crate::{ServiceError, check_name};
 
 /// Plan statuses, as ONAP HAS names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -261,14 +261,11 @@ impl PlanService {
 
     /// Accepts a plan: checks the request, stores it with status `template`, queues it.
     pub async fn accept(&self, mut request: PlanRequest) -> Result<Plan, ServiceError> {
-        if request.name.trim().is_empty() {
-            return Err(ServiceError::invalid(
-                "plan `name` is empty; expected a name",
-            ));
-        }
+        check_name("name", &request.name).map_err(|m| ServiceError::invalid_at("name", m))?;
         if !(request.template.is_object() || request.template.is_string()) {
-            return Err(ServiceError::invalid(
-                "`template` must be an object or YAML/JSON text",
+            return Err(ServiceError::invalid_at(
+                "template",
+                "`template` is neither an object nor text; expected an object or YAML/JSON text",
             ));
         }
         if let Some(t) = request.timeout
@@ -280,12 +277,18 @@ impl PlanService {
             )));
         }
         let id = match request.id.take().filter(|s| !s.is_empty()) {
-            Some(id) if id.len() > 128 || id.chars().any(|c| c.is_control() || c == '/') => {
-                return Err(ServiceError::invalid(
-                    "plan `id` must be at most 128 characters without `/`",
-                ));
+            Some(id) => {
+                check_name("id", &id).map_err(|m| ServiceError::invalid_at("id", m))?;
+                if id.len() > 128 || id.contains('/') || id == "." || id == ".." {
+                    return Err(ServiceError::invalid_at(
+                        "id",
+                        format!(
+                            "`id` is `{id}`; expected at most 128 bytes without `/` (it is used in URLs)"
+                        ),
+                    ));
+                }
+                id
             }
-            Some(id) => id,
             None => uuid::Uuid::new_v4().to_string(),
         };
         let pending = self

@@ -266,7 +266,7 @@ async fn require_https_refuses_plain_http_callbacks() {
         .subscribe_reservations(Default::default(), "http://127.0.0.1:9/cb".into())
         .await;
     assert!(
-        matches!(&refused, Err(ServiceError::Invalid { message }) if message.contains("require_https")),
+        matches!(&refused, Err(ServiceError::Invalid { message, .. }) if message.contains("require_https")),
         "{refused:?}"
     );
     assert!(svc.webhooks().await.is_empty());
