@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("berth-constraints", 3),
     ("berth-placement", 2),
     ("berth-store", 2),
+    ("berth-config", 2),
     ("berth-engine", 4),
     ("berth-service", 5),
     ("berth-api", 6),

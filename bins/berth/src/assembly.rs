@@ -1,10 +1,12 @@
 //! `berth assembly validate|plan`: TNC-O assembly descriptors.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use berth_doc::Diagnostic;
 
-use crate::exit;
+use crate::output::{Data, Done, Format, Report, Table, View};
+use crate::{Ui, diagnostics, exit};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
@@ -12,9 +14,6 @@ pub enum Command {
     Validate {
         /// Descriptor file (YAML).
         file: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
     },
     /// Print the instantiation plan: instances, prerequisites, lifecycle, placement demands.
     Plan {
@@ -23,16 +22,7 @@ pub enum Command {
         /// Property value for the instantiation request: `-p name=value`.
         #[arg(short = 'p', long = "property", value_name = "NAME=VALUE", value_parser = parse_kv)]
         properties: Vec<(String, String)>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
     },
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Json,
 }
 
 fn parse_kv(s: &str) -> Result<(String, String), String> {
@@ -47,54 +37,65 @@ fn read(file: &PathBuf) -> Result<String> {
         .with_context(|| format!("cannot read descriptor {}", file.display()))
 }
 
-fn print_diagnostics(file: &std::path::Path, diags: &[berth_doc::Diagnostic], format: Format) {
-    match format {
-        Format::Json => {
-            let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
-            let out = serde_json::json!({
-                "file": file.display().to_string(),
-                "valid": valid,
-                "diagnostics": diags.iter().map(berth_doc::Diagnostic::to_json).collect::<Vec<_>>(),
-            });
-            println!("{out}");
-        }
-        Format::Text => {
-            for d in diags {
-                println!("{}: {}: {d}", file.display(), d.severity);
-            }
-        }
+/// The diagnostics of one descriptor as a report: a record, a table, rendered text.
+fn diagnostics_report(file: &Path, source: &str, diags: &[Diagnostic], ui: Ui) -> Report {
+    let valid = !diags.iter().any(Diagnostic::is_error);
+    let name = file.display().to_string();
+    let mut table = Table::new(&["file", "severity", "line:column", "path", "message"]);
+    for d in diags {
+        let at = if d.line == 0 {
+            String::new()
+        } else {
+            format!("{}:{}", d.line, d.column)
+        };
+        table.row(vec![
+            name.clone(),
+            d.severity.to_string(),
+            at,
+            d.path.clone(),
+            d.message.clone(),
+        ]);
+    }
+    let color = ui.format == Format::Text && diagnostics::stdout_color();
+    let mut text = diagnostics::render(&name, source, diags, color);
+    if valid {
+        text.push_str(&format!("{name}: valid\n"));
+    }
+    Report {
+        data: Data::Records(vec![serde_json::json!({
+            "file": name,
+            "valid": valid,
+            "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
+        })]),
+        table: View::Grid(table),
+        text: Some(text),
     }
 }
 
-pub fn run(cmd: &Command) -> Result<u8> {
+pub fn run(cmd: &Command, ui: Ui) -> Result<Done> {
     match cmd {
-        Command::Validate { file, format } => {
-            let diags = berth_assembly::validate(&read(file)?);
-            print_diagnostics(file, &diags, *format);
-            let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
-            if valid && *format == Format::Text {
-                println!("{}: valid", file.display());
-            }
-            Ok(if valid { exit::OK } else { exit::DOMAIN })
+        Command::Validate { file } => {
+            let source = read(file)?;
+            let diags = berth_assembly::validate(&source);
+            let valid = !diags.iter().any(Diagnostic::is_error);
+            let report = diagnostics_report(file, &source, &diags, ui);
+            Ok(Done::new(
+                report,
+                if valid { exit::OK } else { exit::DOMAIN },
+            ))
         }
-        Command::Plan {
-            file,
-            properties,
-            format,
-        } => {
+        Command::Plan { file, properties } => {
             let request = properties.iter().cloned().collect();
-            match berth_assembly::plan_text(&read(file)?, &request) {
+            let source = read(file)?;
+            match berth_assembly::plan_text(&source, &request) {
                 Ok(plan) => {
-                    match format {
-                        Format::Text => print!("{}", plan.render()),
-                        Format::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
-                    }
-                    Ok(exit::OK)
+                    let report = Report::one(&plan, View::Text(plan.render()))?;
+                    Ok(Done::new(report, exit::OK))
                 }
-                Err(diags) => {
-                    print_diagnostics(file, &diags, *format);
-                    Ok(exit::DOMAIN)
-                }
+                Err(diags) => Ok(Done::new(
+                    diagnostics_report(file, &source, &diags, ui),
+                    exit::DOMAIN,
+                )),
             }
         }
     }

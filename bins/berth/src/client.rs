@@ -11,6 +11,7 @@ use reqwest::blocking::{Client, RequestBuilder};
 use serde_json::{Value, json};
 
 use crate::exit;
+use crate::output::{Done, Report};
 
 /// Where the daemon is and how to authenticate.
 #[derive(clap::Args, Debug)]
@@ -292,23 +293,22 @@ impl Api {
     }
 }
 
-/// Prints the body and maps the status to an exit code (5xx: 2, other errors: 1).
-fn report((status, body): (u16, Value)) -> Result<u8> {
-    if !body.is_null() {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&body).context("cannot print the response")?
-        );
-    }
-    Ok(match status {
+/// The body to print and the exit code of the status (5xx: 2, other errors: 1).
+fn report((status, body): (u16, Value)) -> Result<Done> {
+    let code = match status {
         200..=299 => exit::OK,
         500..=599 => exit::USAGE,
         _ => exit::DOMAIN,
+    };
+    Ok(if body.is_null() {
+        Done::code(code)
+    } else {
+        Done::new(Report::json(body, &[]), code)
     })
 }
 
 /// Runs `berth plan ...`.
-pub fn plan(args: PlanArgs) -> Result<u8> {
+pub fn plan(args: PlanArgs) -> Result<Done> {
     let api = Api::new(args.conn)?;
     match args.cmd {
         PlanCmd::Create {
@@ -345,12 +345,11 @@ pub fn plan(args: PlanArgs) -> Result<u8> {
                     .unwrap_or_default()
                     .to_owned();
                 if s != 200 || ["done", "not found", "error"].contains(&st.as_str()) {
-                    let code = report((s, v))?;
-                    return Ok(if st == "done" {
-                        code
-                    } else {
-                        code.max(exit::DOMAIN)
-                    });
+                    let mut done = report((s, v))?;
+                    if st != "done" {
+                        done.code = done.code.max(exit::DOMAIN);
+                    }
+                    return Ok(done);
                 }
                 if started.elapsed() > Duration::from_secs(3600) {
                     bail!("plan {id} is still `{st}` after an hour");
@@ -365,7 +364,7 @@ pub fn plan(args: PlanArgs) -> Result<u8> {
 }
 
 /// Runs `berth reservation ...`.
-pub fn reservation(args: ReservationArgs) -> Result<u8> {
+pub fn reservation(args: ReservationArgs) -> Result<Done> {
     let api = Api::new(args.conn)?;
     match args.cmd {
         ReservationCmd::Create {
@@ -396,7 +395,7 @@ pub fn reservation(args: ReservationArgs) -> Result<u8> {
 }
 
 /// Runs `berth capacity ...`.
-pub fn capacity(args: CapacityArgs) -> Result<u8> {
+pub fn capacity(args: CapacityArgs) -> Result<Done> {
     let api = Api::new(args.conn)?;
     match args.cmd {
         CapacityCmd::Query {
@@ -413,7 +412,7 @@ pub fn capacity(args: CapacityArgs) -> Result<u8> {
 }
 
 /// Runs `berth instance ...`.
-pub fn instance(args: InstanceArgs) -> Result<u8> {
+pub fn instance(args: InstanceArgs) -> Result<Done> {
     let api = Api::new(args.conn)?;
     match args.cmd {
         InstanceCmd::Create { reservation, spec } => {
@@ -500,11 +499,12 @@ mod tests {
 
     #[test]
     fn statuses_map_to_exit_codes() {
-        assert_eq!(report((201, Value::Null)).ok(), Some(exit::OK));
+        let code = |r: (u16, Value)| report(r).ok().map(|d| d.code);
+        assert_eq!(code((201, Value::Null)), Some(exit::OK));
         assert_eq!(
-            report((409, json!({"result": "conflict"}))).ok(),
+            code((409, json!({"result": "conflict"}))),
             Some(exit::DOMAIN)
         );
-        assert_eq!(report((503, Value::Null)).ok(), Some(exit::USAGE));
+        assert_eq!(code((503, Value::Null)), Some(exit::USAGE));
     }
 }

@@ -2,14 +2,21 @@
 
 mod assembly;
 mod client;
+mod diagnostics;
+mod doctor;
+mod generate;
 mod input;
+mod output;
 mod place;
+mod progress;
 mod solve;
 mod validate;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::output::{Done, Format, Report, View};
 
 /// Exit codes shared by every command.
 pub mod exit {
@@ -27,9 +34,24 @@ pub mod exit {
     version,
     about = "Placement and reservation engine for telecom clouds"
 )]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Output format of commands that print data (default: each command's usual view:
+    /// text for validate, table for solve, JSON for place and the daemon commands).
+    /// `--format` is the older spelling.
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "format",
+        global = true,
+        value_enum,
+        value_name = "FORMAT"
+    )]
+    output: Option<Format>,
+    /// No progress display on stderr.
+    #[arg(short = 'q', long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -53,30 +75,65 @@ enum Command {
     Capacity(client::CapacityArgs),
     /// Instances (allocations) on a running berthd: create, destroy.
     Instance(client::InstanceArgs),
+    /// Check a berthd setup: config, auth, database, inventory, TLS files, a running daemon.
+    Doctor(doctor::Args),
+    /// Print a shell completion script.
+    Completions(generate::CompletionsArgs),
+    /// Write man pages (berth.1 and one per subcommand), or print berth.1.
+    Man(generate::ManArgs),
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Validate(args) => validate::run(&args),
-        Command::Solve(args) => solve::run(&args),
-        Command::Place(args) => place::run(&args),
-        Command::Assembly(cmd) => assembly::run(&cmd),
+/// How a command should print and show progress.
+#[derive(Clone, Copy, Debug)]
+pub struct Ui {
+    /// `-o`, or the command's usual format.
+    pub format: Format,
+    /// `--quiet`.
+    pub quiet: bool,
+}
+
+fn run(command: Command, ui: Ui) -> anyhow::Result<Done> {
+    match command {
+        Command::Validate(args) => validate::run(&args, ui),
+        Command::Solve(args) => solve::run(&args, ui),
+        Command::Place(args) => place::run(&args, ui),
+        Command::Assembly(cmd) => assembly::run(&cmd, ui),
         Command::Plan(a) => client::plan(a),
         Command::Reservation(a) => client::reservation(a),
         Command::Capacity(a) => client::capacity(a),
         Command::Instance(a) => client::instance(a),
+        Command::Doctor(a) => doctor::run(&a),
+        Command::Completions(a) => generate::completions(&a),
+        Command::Man(a) => generate::man(&a),
         Command::Schema => {
             let schema = berth_template::json_schema();
-            match serde_json::to_string_pretty(&schema) {
-                Ok(text) => {
-                    println!("{text}");
-                    Ok(exit::OK)
-                }
-                Err(e) => Err(anyhow::anyhow!("cannot render the schema: {e}")),
-            }
+            let text = serde_json::to_string_pretty(&schema)
+                .map_err(|e| anyhow::anyhow!("cannot render the schema: {e}"))?;
+            Ok(Done::new(
+                Report::one(&schema, View::Text(text + "\n"))?,
+                exit::OK,
+            ))
         }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default = match &cli.command {
+        Command::Validate(_) | Command::Assembly(_) | Command::Doctor(_) => Format::Text,
+        Command::Solve(_) => Format::Table,
+        _ => Format::Json,
     };
+    let ui = Ui {
+        format: cli.output.unwrap_or(default),
+        quiet: cli.quiet,
+    };
+    let result = run(cli.command, ui).and_then(|done| {
+        if let Some(report) = &done.report {
+            output::emit(&report.render(ui.format)?)?;
+        }
+        Ok(done.code)
+    });
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

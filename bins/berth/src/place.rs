@@ -2,7 +2,6 @@
 //! its seed 004 policies; print the placement as JSON or a table, optionally a rack diagram.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,7 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use berth_placement::{Catalog, Instance, Objective, Options, Placement, Status};
 
-use crate::exit;
+use crate::output::{Done, Report, View};
+use crate::{Ui, exit, progress};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -28,9 +28,6 @@ pub struct Args {
     /// Seed of the neighbourhood search.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
-    format: Format,
     /// Write an SVG rack diagram of the placement to this file.
     #[arg(long, value_name = "FILE.svg")]
     render: Option<PathBuf>,
@@ -48,23 +45,17 @@ enum ObjectiveArg {
     Spread,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
-    Json,
-    Table,
-}
-
 fn read(path: &PathBuf, what: &str) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {what} {}", path.display()))
 }
 
-pub fn run(args: &Args) -> Result<u8> {
+pub fn run(args: &Args, ui: Ui) -> Result<Done> {
     if !(args.time_limit.is_finite() && args.time_limit >= 0.0) {
         eprintln!(
             "berth: --time-limit {}; expected a non-negative number of seconds",
             args.time_limit
         );
-        return Ok(exit::USAGE);
+        return Ok(Done::code(exit::USAGE));
     }
     let template_text = read(&args.template, "template")?;
     let topology_text = read(&args.topology, "topology")?;
@@ -84,13 +75,13 @@ pub fn run(args: &Args) -> Result<u8> {
         eprintln!("{}: {}: {d}", args.template.display(), d.severity);
     }
     let Some(template) = loaded.template else {
-        return Ok(exit::DOMAIN);
+        return Ok(Done::code(exit::DOMAIN));
     };
     let topology = match berth_topology::load(&topology_text) {
         Ok(t) => Arc::new(t),
         Err(e) => {
             eprintln!("{}: {e}", args.topology.display());
-            return Ok(exit::DOMAIN);
+            return Ok(Done::code(exit::DOMAIN));
         }
     };
     let catalog = match catalog_text.as_deref().map(Catalog::parse).transpose() {
@@ -103,7 +94,7 @@ pub fn run(args: &Args) -> Result<u8> {
                     .map(|p| p.display().to_string())
                     .unwrap_or_default()
             );
-            return Ok(exit::DOMAIN);
+            return Ok(Done::code(exit::DOMAIN));
         }
     };
     let mut current = BTreeMap::new();
@@ -112,7 +103,7 @@ pub fn run(args: &Args) -> Result<u8> {
             Ok(d) => d,
             Err(d) => {
                 eprintln!("current placement: {d}");
-                return Ok(exit::DOMAIN);
+                return Ok(Done::code(exit::DOMAIN));
             }
         };
         let Some(map) = doc.as_map() else {
@@ -120,7 +111,7 @@ pub fn run(args: &Args) -> Result<u8> {
                 "current placement is a {}; expected a mapping RESOURCE: LEAF_ID",
                 doc.type_name()
             );
-            return Ok(exit::DOMAIN);
+            return Ok(Done::code(exit::DOMAIN));
         };
         for (k, v) in map.iter() {
             match v.as_str() {
@@ -132,7 +123,7 @@ pub fn run(args: &Args) -> Result<u8> {
                         "current placement: {} ({}): expected a leaf id",
                         k.name, v.pos
                     );
-                    return Ok(exit::DOMAIN);
+                    return Ok(Done::code(exit::DOMAIN));
                 }
             }
         }
@@ -141,10 +132,11 @@ pub fn run(args: &Args) -> Result<u8> {
         Ok(i) => i,
         Err(e) => {
             eprintln!("{}: {e}", args.template.display());
-            return Ok(exit::DOMAIN);
+            return Ok(Done::code(exit::DOMAIN));
         }
     };
     let deadline = Instant::now() + Duration::from_secs_f64(args.time_limit.min(86_400.0));
+    let live = progress::Live::start("placing", ui.quiet);
     let opts = Options {
         objective: match args.objective {
             ObjectiveArg::Pack => Objective::Pack,
@@ -153,32 +145,21 @@ pub fn run(args: &Args) -> Result<u8> {
         seed: args.seed,
         deadline: Some(Arc::new(deadline)),
         max_iterations: None,
+        progress: Some(live.clone()),
         ..Options::default()
     };
     let solution = berth_placement::solve(&instance, &opts);
+    live.finish();
     let placement = Placement::new(&instance, &solution);
-    let text = match args.format {
-        Format::Json => {
-            let mut t = serde_json::to_string_pretty(&placement.to_json())
-                .context("cannot render the placement")?;
-            t.push('\n');
-            t
-        }
-        Format::Table => placement.to_table(),
-    };
-    // A closed pipe (`| head`) is not an error of ours.
-    if let Err(e) = std::io::stdout().lock().write_all(text.as_bytes())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(e).context("cannot write the placement");
-    }
     if let Some(path) = &args.render {
         let svg = berth_placement::render_svg(&instance, &solution.assignment);
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(if solution.status == Status::Placed {
+    let report = Report::one(&placement.to_json(), View::Text(placement.to_table()))?;
+    let code = if solution.status == Status::Placed {
         exit::OK
     } else {
         exit::DOMAIN
-    })
+    };
+    Ok(Done::new(report, code))
 }

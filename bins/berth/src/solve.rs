@@ -1,8 +1,6 @@
 //! `berth solve`: home a template's demands onto an inventory and print the plan.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -11,8 +9,8 @@ use berth_engine::{
 };
 use berth_inventory::{Inventory, InventoryError, StaticProvider};
 
-use crate::exit;
-use crate::input;
+use crate::output::{Done, Format, Report, View};
+use crate::{Ui, exit, input, progress};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -58,15 +56,6 @@ pub struct Args {
     /// Workload deployment cost file for --cloud-policy.
     #[arg(long, value_name = "FILE", requires_all = ["cloud_policy", "cloud_owners"])]
     cloud_costs: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
-    Json,
-    Table,
 }
 
 fn parse_non_negative(s: &str) -> Result<f64, String> {
@@ -81,7 +70,7 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(x).map_err(|e| format!("`{s}` is not a duration: {e}"))
 }
 
-pub fn run(args: &Args) -> Result<u8> {
+pub fn run(args: &Args, ui: Ui) -> Result<Done> {
     let loaded = input::read_template(&args.template, args.files_dir.as_deref())?;
     let opts = berth_template::LoadOptions {
         parameters: input::params(&args.params),
@@ -100,7 +89,7 @@ pub fn run(args: &Args) -> Result<u8> {
                 args.template.display()
             )],
         };
-        return Ok(fail(args.format, &e));
+        return Ok(fail(ui.format, &e));
     };
     let text = std::fs::read_to_string(&args.inventory)
         .with_context(|| format!("cannot read inventory {}", args.inventory.display()))?;
@@ -111,7 +100,7 @@ pub fn run(args: &Args) -> Result<u8> {
             let err = EngineError::InvalidInput {
                 problems: vec![format!("inventory {} is invalid", args.inventory.display())],
             };
-            return Ok(fail(args.format, &err));
+            return Ok(fail(ui.format, &err));
         }
     };
     for w in &inventory.warnings {
@@ -123,7 +112,7 @@ pub fn run(args: &Args) -> Result<u8> {
             for p in &problems {
                 eprintln!("{}: error: {p}", args.inventory.display());
             }
-            return Ok(fail(args.format, &EngineError::InvalidInput { problems }));
+            return Ok(fail(ui.format, &EngineError::InvalidInput { problems }));
         }
     };
     let cloud_policy = match load_cloud_policy(args)? {
@@ -134,7 +123,7 @@ pub fn run(args: &Args) -> Result<u8> {
                     eprintln!("berth: error: {p}");
                 }
             }
-            return Ok(fail(args.format, &e));
+            return Ok(fail(ui.format, &e));
         }
     };
     let provider = StaticProvider::new(inventory);
@@ -150,20 +139,24 @@ pub fn run(args: &Args) -> Result<u8> {
         cloud_policy: cloud_policy.map(std::sync::Arc::new),
         ..PlanOptions::default()
     };
-    let result = {
-        let _spinner = Spinner::start();
-        berth_engine::plan(&template, &provider, &plan_opts)
+    let live = progress::Live::start("solving", ui.quiet);
+    let plan_opts = PlanOptions {
+        progress: Some(live.clone()),
+        ..plan_opts
     };
+    let result = berth_engine::plan(&template, &provider, &plan_opts);
+    live.finish();
     match result {
         Ok(outcome) => {
-            print(args.format, &outcome)?;
-            Ok(if outcome.status == Status::Solved {
+            let code = if outcome.status == Status::Solved {
                 exit::OK
             } else {
                 exit::DOMAIN
-            })
+            };
+            let report = Report::one(&outcome, View::Text(outcome.render_text()))?;
+            Ok(Done::new(report, code))
         }
-        Err(e) => Ok(fail(args.format, &e)),
+        Err(e) => Ok(fail(ui.format, &e)),
     }
 }
 
@@ -186,40 +179,22 @@ fn load_cloud_policy(args: &Args) -> Result<Result<Option<CloudPolicyInput>, Eng
     Ok(CloudPolicyInput::parse(&policy, &owners, &costs).map(Some))
 }
 
-/// Prints an error outcome (JSON on stdout, text on stderr) and picks the exit code.
-fn fail(format: Format, e: &EngineError) -> u8 {
-    match format {
-        Format::Json => {
-            let _ = emit(&format!("{}\n", PlanOutcome::from_error(e).to_json()));
-        }
-        Format::Table => eprintln!("berth: {e}"),
-    }
-    if e.code() == ErrorCode::Unavailable {
+/// An error outcome: the error document for JSON and YAML, the message on stderr otherwise;
+/// and the exit code.
+fn fail(format: Format, e: &EngineError) -> Done {
+    let code = if e.code() == ErrorCode::Unavailable {
         exit::USAGE
     } else {
         exit::DOMAIN
-    }
-}
-
-fn print(format: Format, outcome: &PlanOutcome) -> Result<()> {
-    let text = match format {
-        Format::Json => {
-            serde_json::to_string_pretty(outcome).context("cannot render the plan")? + "\n"
-        }
-        Format::Table => outcome.render_text(),
     };
-    emit(&text)
-}
-
-/// Writes to stdout; a closed pipe (`berth solve ... | head`) is not an error.
-fn emit(text: &str) -> Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(e).context("cannot write the plan")
-        }
-        _ => Ok(()),
+    if format.is_data() {
+        Done::new(
+            Report::json(PlanOutcome::from_error(e).to_json(), &[]),
+            code,
+        )
+    } else {
+        eprintln!("berth: {e}");
+        Done::code(code)
     }
 }
 
@@ -253,47 +228,4 @@ fn load_topology(
     Ok(berth_topology::load(&text)
         .map(Some)
         .map_err(|e| vec![format!("topology {}: {e}", full.display())]))
-}
-
-/// A spinner on stderr for solves that take over a second, only when stderr is a terminal.
-struct Spinner {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Spinner {
-    fn start() -> Spinner {
-        if !std::io::stderr().is_terminal() {
-            return Spinner {
-                stop: None,
-                thread: None,
-            };
-        }
-        let (tx, rx) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            if rx.recv_timeout(Duration::from_secs(1)) != Err(mpsc::RecvTimeoutError::Timeout) {
-                return;
-            }
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_message("solving");
-            bar.enable_steady_tick(Duration::from_millis(100));
-            let _ = rx.recv();
-            bar.finish_and_clear();
-        });
-        Spinner {
-            stop: Some(tx),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }

@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use berth_doc::{Diagnostic, Severity};
 use berth_inventory::StaticProvider;
 
-use crate::exit;
-use crate::input;
+use crate::output::{Data, Done, Format, Report, Table, View};
+use crate::{Ui, diagnostics, exit, input};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -24,18 +24,9 @@ pub struct Args {
     /// name) that nothing in it serves.
     #[arg(long, value_name = "FILE")]
     inventory: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
-    Text,
-    Json,
-}
-
-pub fn run(args: &Args) -> Result<u8> {
+pub fn run(args: &Args, ui: Ui) -> Result<Done> {
     let provider = match &args.inventory {
         None => None,
         Some(path) => {
@@ -47,16 +38,20 @@ pub fn run(args: &Args) -> Result<u8> {
                     for d in &diagnostics {
                         eprintln!("{}: {}: {d}", path.display(), d.severity);
                     }
-                    return Ok(exit::DOMAIN);
+                    return Ok(Done::code(exit::DOMAIN));
                 }
                 Err(e) => {
                     eprintln!("{}: error: {e}", path.display());
-                    return Ok(exit::DOMAIN);
+                    return Ok(Done::code(exit::DOMAIN));
                 }
             }
         }
     };
+    let color = ui.format == Format::Text && diagnostics::stdout_color();
     let mut all_valid = true;
+    let mut records = Vec::new();
+    let mut table = Table::new(&["file", "severity", "line:column", "path", "message"]);
+    let mut text = String::new();
     for path in &args.templates {
         let loaded = input::read_template(path, args.files_dir.as_deref())?;
         let opts = berth_template::LoadOptions {
@@ -74,32 +69,59 @@ pub fn run(args: &Args) -> Result<u8> {
         let valid = valid && !served.iter().any(Diagnostic::is_error);
         let diags: Vec<Diagnostic> = diags.into_iter().chain(served).collect();
         all_valid &= valid;
-        match args.format {
-            Format::Json => {
-                let out = serde_json::json!({
-                    "file": path.display().to_string(),
-                    "valid": valid,
-                    "diagnostics": diags.iter().map(berth_doc::Diagnostic::to_json).collect::<Vec<_>>(),
-                });
-                println!("{out}");
-            }
-            Format::Text => {
-                for d in &diags {
-                    println!("{}: {}: {d}", path.display(), d.severity);
-                }
-                if valid {
-                    let warnings = diags.len();
-                    let note = if warnings == 0 {
-                        String::new()
-                    } else {
-                        format!(" ({warnings} warnings)")
-                    };
-                    println!("{}: valid{note}", path.display());
-                }
-            }
+        let file = path.display().to_string();
+        records.push(serde_json::json!({
+            "file": file,
+            "valid": valid,
+            "diagnostics": diags.iter().map(berth_doc::Diagnostic::to_json).collect::<Vec<_>>(),
+        }));
+        for d in &diags {
+            let at = if d.line == 0 {
+                String::new()
+            } else {
+                format!("{}:{}", d.line, d.column)
+            };
+            table.row(vec![
+                file.clone(),
+                d.severity.to_string(),
+                at,
+                d.path.clone(),
+                d.message.clone(),
+            ]);
         }
+        if diags.is_empty() {
+            table.row(vec![
+                file.clone(),
+                "ok".into(),
+                String::new(),
+                String::new(),
+                "valid".into(),
+            ]);
+        }
+        text.push_str(&diagnostics::render(&file, &loaded.text, &diags, color));
+        let errors = diags.iter().filter(|d| d.is_error()).count();
+        let warnings = diags.len() - errors;
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        text.push_str(&match (valid, warnings) {
+            (true, 0) => format!("{file}: valid\n"),
+            (true, w) => format!("{file}: valid ({})\n", plural(w, "warning")),
+            (false, 0) => format!("{file}: invalid ({})\n", plural(errors, "error")),
+            (false, w) => format!(
+                "{file}: invalid ({}, {})\n",
+                plural(errors, "error"),
+                plural(w, "warning")
+            ),
+        });
     }
-    Ok(if all_valid { exit::OK } else { exit::DOMAIN })
+    let report = Report {
+        data: Data::Records(records),
+        table: View::Grid(table),
+        text: Some(text),
+    };
+    Ok(Done::new(
+        report,
+        if all_valid { exit::OK } else { exit::DOMAIN },
+    ))
 }
 
 /// Demands of a loadable template that no provider of the inventory serves, as errors at

@@ -1,7 +1,8 @@
 //! The daemon's wiring as a library: config, store, services, API, graceful shutdown. The
 //! `berthd` binary parses arguments and calls [`serve`]; the load test reuses it in process.
 
-pub mod config;
+/// The configuration schema lives in `berth-config`, shared with `berth doctor`.
+pub use berth_config as config;
 mod conn;
 pub mod loadtest;
 pub mod tls;
@@ -18,6 +19,30 @@ use berth_service::{
 };
 
 pub use config::Config;
+
+/// Auth for the API. No credentials and no explicit choice means auth off on loopback
+/// (development) and a refusal to start elsewhere; `disabled` off loopback is refused.
+pub fn api_auth(cfg: &Config) -> Result<berth_api::AuthConfig> {
+    cfg.check_auth()?;
+    if cfg.auth_off() {
+        return Ok(berth_api::AuthConfig::disabled());
+    }
+    let basic = |read_only: bool| {
+        cfg.auth
+            .basic
+            .iter()
+            .filter(|b| b.read_only == read_only)
+            .map(|b| (b.user.clone(), b.password.clone()))
+            .collect()
+    };
+    Ok(berth_api::AuthConfig {
+        disabled: false,
+        basic: basic(false),
+        tokens: cfg.auth.tokens.clone(),
+        read_only_basic: basic(true),
+        read_only_tokens: cfg.auth.read_tokens.clone(),
+    })
+}
 
 /// The example inventory served when no inventory is configured.
 pub const BUNDLED_INVENTORY: &str = include_str!("../../../examples/inventory.yaml");
@@ -116,7 +141,7 @@ pub async fn serve(
     listener: Option<tokio::net::TcpListener>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let auth = cfg.api_auth()?;
+    let auth = api_auth(&cfg)?;
     if auth.disabled {
         tracing::warn!(listen = %cfg.listen, "auth is OFF (loopback development only)");
     }

@@ -51,3 +51,27 @@ candidates:
         ]
     );
 }
+
+#[test]
+fn api_auth_splits_read_only_credentials_and_refuses_open_non_loopback() {
+    let cfg = Config::load(None, |k| match k {
+        "BERTH_TOKENS" => Some("t1".to_owned()),
+        "BERTH_READ_TOKENS" => Some("r1,r2".to_owned()),
+        "BERTH_BASIC_AUTH" => Some("a:b".to_owned()),
+        "BERTH_READ_BASIC_AUTH" => Some("ro:pw".to_owned()),
+        _ => None,
+    })
+    .unwrap();
+    let auth = api_auth(&cfg).unwrap();
+    assert!(!auth.disabled);
+    assert_eq!(auth.tokens, ["t1"]);
+    assert_eq!(auth.read_only_tokens, ["r1", "r2"]);
+    assert_eq!(auth.basic, [("a".to_owned(), "b".to_owned())]);
+    assert_eq!(auth.read_only_basic, [("ro".to_owned(), "pw".to_owned())]);
+    assert!(api_auth(&Config::default()).unwrap().disabled);
+    let open = Config {
+        listen: "0.0.0.0:8091".parse().unwrap(),
+        ..Config::default()
+    };
+    assert!(api_auth(&open).is_err());
+}

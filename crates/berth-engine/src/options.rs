@@ -80,6 +80,8 @@ pub struct PlanOptions {
     pub clock: Option<Arc<dyn Clock>>,
     /// A cloud selection policy to apply to the demands it names (see [`CloudPolicyInput`]).
     pub cloud_policy: Option<Arc<CloudPolicyInput>>,
+    /// Told when the search improves its best plan (score and bound).
+    pub progress: Option<Arc<dyn berth_solver::Progress>>,
 }
 
 impl Default for PlanOptions {
@@ -96,6 +98,7 @@ impl Default for PlanOptions {
             topology: None,
             clock: None,
             cloud_policy: None,
+            progress: None,
         }
     }
 }
@@ -113,6 +116,7 @@ impl std::fmt::Debug for PlanOptions {
             .field("controllers", &self.controllers.keys().collect::<Vec<_>>())
             .field("topology", &self.topology.is_some())
             .field("clock", &self.clock.is_some())
+            .field("progress", &self.progress.is_some())
             .field(
                 "cloud_policy",
                 &self.cloud_policy.as_ref().map(|c| &c.policy.policy_name),

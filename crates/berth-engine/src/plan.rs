@@ -95,6 +95,7 @@ pub fn plan(
         node_limit: opts.node_limit,
         deadline,
         stop_at_first: opts.first_plan,
+        progress: opts.progress.clone(),
         ..SolveOptions::default()
     };
     let outcome = lowered

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use berth_solver::{Deadline, Outcome, SolveOptions};
+use berth_solver::{Deadline, Outcome, Progress, SolveOptions};
 use berth_topology::LeafId;
 
 use crate::check::{Report, check};
@@ -61,6 +61,9 @@ pub struct Options {
     pub exact_max_leaves: usize,
     /// Node limit of one exact search.
     pub exact_node_limit: u64,
+    /// Told when the heuristic improves its placement: the weighted cost and, when packing,
+    /// the host lower bound times the objective weight.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 impl Default for Options {
@@ -75,6 +78,7 @@ impl Default for Options {
             exact_max_items: 16,
             exact_max_leaves: 64,
             exact_node_limit: 2_000_000,
+            progress: None,
         }
     }
 }
@@ -159,6 +163,7 @@ pub fn solve(inst: &Instance, opts: &Options) -> Solution {
         s.construct();
         stats.greedy_placed = s.st.placed;
         stats.greedy_hosts = s.st.active;
+        s.report(&opts.progress, stats.lower_bound);
         // Small instances keep most of the budget for the exact search.
         let mut lns = opts.clone();
         if opts.exact == ExactMode::Auto && small {

@@ -693,3 +693,52 @@ proptest! {
         }
     }
 }
+
+/// Records what the search reports.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<(f64, Option<f64>)>>);
+
+impl berth_solver::Progress for Recorder {
+    fn improved(&self, best: f64, bound: Option<f64>) {
+        self.0.lock().unwrap().push((best, bound));
+    }
+}
+
+#[test]
+fn progress_hears_the_greedy_cost_then_each_improvement() {
+    let topo = Arc::new(synth::datacenter(40).unwrap());
+    let inst = synth::workload(topo, &synth::WorkloadSpec::packing(150, 3)).unwrap();
+    let rec = Arc::new(Recorder::default());
+    let opts = Options {
+        exact: ExactMode::Off,
+        max_iterations: Some(400),
+        progress: Some(rec.clone()),
+        ..Options::default()
+    };
+    let sol = solve(&inst, &opts);
+    let seen = rec.0.lock().unwrap().clone();
+    let greedy_cost = check(
+        &inst,
+        &greedy(&inst, Objective::Pack, Weights::default()),
+        Objective::Pack,
+        Weights::default(),
+    )
+    .cost
+    .total;
+    assert!(
+        (seen[0].0 - greedy_cost).abs() < 1e-6,
+        "{seen:?} vs {greedy_cost}"
+    );
+    assert!(seen.windows(2).all(|w| w[1].0 <= w[0].0 + 1e-6), "{seen:?}");
+    let last = seen.last().unwrap().0;
+    assert!(
+        (last - sol.report.cost.total).abs() < 1e-6,
+        "{last} vs {}",
+        sol.report.cost.total
+    );
+    let lb = inst.hosts_lower_bound() as f64;
+    assert!(
+        seen.iter().all(|&(c, b)| b == Some(lb) && lb <= c + 1e-9),
+        "{seen:?}"
+    );
+}

@@ -93,6 +93,6 @@ pub use explain::{Explanation, Triage, VarTriage};
 pub use expr::{Expr, PairFn, Sense};
 pub use ids::{ConstraintId, Value, VarId};
 pub use problem::{Evaluation, Problem, Violation};
-pub use search::{Deadline, Solution, SolveOptions, Stats, StopReason, Unique};
+pub use search::{Deadline, Progress, Solution, SolveOptions, Stats, StopReason, Unique};
 pub use solve::Outcome;
 pub use state::DomainIter;

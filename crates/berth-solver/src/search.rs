@@ -26,6 +26,13 @@ impl Deadline for std::time::Instant {
     }
 }
 
+/// Told each time the search finds a better plan (a progress display, a log).
+pub trait Progress: Send + Sync {
+    /// `best`: the new best plan's score; `bound`: a score no plan beats (a lower bound when
+    /// minimizing, an upper bound when maximizing), when one is known.
+    fn improved(&self, best: f64, bound: Option<f64>);
+}
+
 /// Why a search stopped before completing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -105,6 +112,8 @@ pub struct SolveOptions {
     pub explain_node_limit: u64,
     /// Most feasibility checks while explaining infeasibility.
     pub explain_checks: u32,
+    /// Told when the main search improves its best plan.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 impl Default for SolveOptions {
@@ -117,6 +126,7 @@ impl Default for SolveOptions {
             stop_at_first: false,
             explain_node_limit: 10_000,
             explain_checks: 200,
+            progress: None,
         }
     }
 }
@@ -131,6 +141,7 @@ impl std::fmt::Debug for SolveOptions {
             .field("stop_at_first", &self.stop_at_first)
             .field("explain_node_limit", &self.explain_node_limit)
             .field("explain_checks", &self.explain_checks)
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }
@@ -215,6 +226,8 @@ pub(crate) struct Engine<'p> {
     sym_rank: Vec<Vec<u32>>,
     /// The capacities relaxed into the unary terms (see `lagrange.rs`), once set up.
     lag: Option<Lagrange>,
+    /// Told of each new best plan, with the root bound (minimized cost).
+    progress: Option<(&'p dyn Progress, f64)>,
 }
 
 impl<'p> Engine<'p> {
@@ -306,6 +319,7 @@ impl<'p> Engine<'p> {
             sym: Vec::new(),
             sym_rank: Vec::new(),
             lag: None,
+            progress: None,
         }
     }
 
@@ -805,6 +819,21 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// From now on, tells `progress` of each new best plan (and now of the current one), with
+    /// the bound at this node.
+    pub(crate) fn watch(&mut self, progress: Option<&'p dyn Progress>) {
+        let Some(p) = progress else { return };
+        let lb = self.lower_bound();
+        self.progress = Some((p, lb));
+        if let Some(f) = self.found.first() {
+            p.improved(f.solution.score, self.score_bound(lb));
+        }
+    }
+
+    fn score_bound(&self, lb: f64) -> Option<f64> {
+        lb.is_finite().then_some(self.sign * lb)
+    }
+
     /// Adds a known plan as an incumbent (if it passes the checker); the search then only
     /// looks for better ones and skips it when met again.
     pub(crate) fn seed(&mut self, values: Vec<Value>) {
@@ -891,6 +920,9 @@ impl<'p> Engine<'p> {
         if at < self.k {
             self.found.insert(at, f);
             self.found.truncate(self.k);
+            if let (0, Some((p, lb))) = (at, self.progress) {
+                p.improved(self.found[0].solution.score, self.score_bound(lb));
+            }
         }
     }
 }

@@ -154,6 +154,7 @@ impl Problem {
                         .collect(),
                 );
             }
+            e.watch(opts.progress.as_deref());
             e.dfs(0);
             e.cut_at_first();
             stats.add(&e.stats);

@@ -207,3 +207,52 @@ fn matching_bound_counts_distinct_zones() {
         111.0
     );
 }
+
+/// Records every improvement the search reports.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<(f64, Option<f64>)>>);
+
+impl crate::Progress for Recorder {
+    fn improved(&self, best: f64, bound: Option<f64>) {
+        self.0.lock().unwrap().push((best, bound));
+    }
+}
+
+#[test]
+fn progress_hears_each_better_plan_ending_at_the_optimum() {
+    // Four variables, all different; costs make the greedy order a poor first plan.
+    let mut p = crate::Problem::new();
+    let vars: Vec<VarId> = (0..4).map(|i| p.add_var(format!("x{i}"), 4)).collect();
+    p.add_constraint("alldiff", crate::AllDifferent::new(vars.clone()));
+    let costs = [
+        [1.0, 2.0, 9.0, 9.0],
+        [1.0, 9.0, 2.0, 9.0],
+        [1.0, 9.0, 9.0, 2.0],
+        [1.0, 3.0, 3.0, 3.0],
+    ];
+    let terms = vars
+        .iter()
+        .zip(costs)
+        .map(|(&x, c)| (1.0, Expr::unary(x, c.to_vec())));
+    p.set_objective(crate::Sense::Minimize, Expr::sum(terms));
+    let rec = Arc::new(Recorder::default());
+    let opts = crate::SolveOptions {
+        progress: Some(rec.clone()),
+        ..crate::SolveOptions::default()
+    };
+    let out = p.solve(&opts).unwrap();
+    let best = out.solutions()[0].score;
+    let seen = rec.0.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    // Strictly better each time, the last one is the answer, no bound above a plan.
+    assert!(seen.windows(2).all(|w| w[1].0 < w[0].0), "{seen:?}");
+    assert_eq!(seen.last().map(|s| s.0), Some(best));
+    assert!(
+        seen.iter()
+            .all(|&(b, lb)| lb.is_none_or(|lb| lb <= b + 1e-9)),
+        "{seen:?}"
+    );
+    // Without a listener nothing changes.
+    let quiet = p.solve(&crate::SolveOptions::default()).unwrap();
+    assert_eq!(quiet.solutions()[0].score, best);
+}

@@ -66,12 +66,43 @@ fn validate_with_an_inventory_names_demands_no_provider_serves() {
         t.to_str().expect("utf-8 path"),
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    for part in [
+        format!("--> {}:5:23", t.display()),
+        "^^^^^ at `demands.vG[0].inventory_type`".to_owned(),
+        "error: no configured inventory provider serves inventory type `cloud` under provider `aai`; expected an inventory with candidates of that type".to_owned(),
+        format!("{}: invalid (1 error)", t.display()),
+    ] {
+        assert!(text.contains(&part), "{part} in {text}");
+    }
+    // The same as one table row.
+    let out = berth(&[
+        "validate",
+        "-o",
+        "table",
+        "--inventory",
+        inv,
+        t.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let rows: Vec<Vec<String>> = stdout(&out)
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect();
     assert_eq!(
-        stdout(&out),
-        format!(
-            "{}: error: demands.vG[0].inventory_type (5:23): no configured inventory provider serves inventory type `cloud` under provider `aai`; expected an inventory with candidates of that type\n",
-            t.display()
-        )
+        rows[0],
+        ["FILE", "SEVERITY", "LINE:COLUMN", "PATH", "MESSAGE"]
+    );
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        rows[1][1..4],
+        ["error", "5:23", "demands.vG[0].inventory_type"]
     );
     // Every slicing example is valid against the slicing inventory.
     for name in [
@@ -112,25 +143,38 @@ fn invalid_template_lists_every_problem_with_positions_and_exits_1() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("broken.yaml");
     std::fs::write(&path, BROKEN).expect("write");
-    let out = berth(&["validate", path.to_str().expect("utf-8 path")]);
+    // Run in the file's directory so the rendering names `broken.yaml` alone.
+    let out = Command::new(env!("CARGO_BIN_EXE_berth"))
+        .args(["validate", "broken.yaml"])
+        .current_dir(dir.path())
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run berth");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let text = stdout(&out);
-    // Three independent problems, each with its field path and line:column.
-    assert!(
-        text.contains("constraints.too_far.demands[1] (9:"),
-        "{text}"
-    );
-    assert!(text.contains("ghost"), "{text}");
-    assert!(
-        text.contains("constraints.too_far.properties.distance (11:"),
-        "{text}"
-    );
-    assert!(text.contains("kms"), "{text}");
-    assert!(
-        text.contains("constraints.too_far.properties.location (12:"),
-        "{text}"
-    );
-    assert!(text.contains("nowhere"), "{text}");
+    // Three independent problems, each with its line, caret, line:column and field path; no
+    // color on a pipe.
+    expect_test::expect![[r#"
+        error: undefined demand `ghost`; expected a demand declared in `demands`
+          --> broken.yaml:9:19
+          |
+        9 |     demands: [vG, ghost]
+          |                   ^^^^^ at `constraints.too_far.demands[1]`
+
+        error: invalid distance threshold: unknown unit `kms`; expected one of km, mi, m
+           --> broken.yaml:11:23
+           |
+        11 |       distance: < 250 kms
+           |                       ^^^ at `constraints.too_far.properties.distance`
+
+        error: undefined location `nowhere`; expected a location declared in `locations`
+           --> broken.yaml:12:17
+           |
+        12 |       location: nowhere
+           |                 ^^^^^^^ at `constraints.too_far.properties.location`
+
+        broken.yaml: invalid (3 errors)
+    "#]]
+    .assert_eq(&stdout(&out));
 
     let out = berth(&[
         "validate",
@@ -289,7 +333,9 @@ fn has_issue_12_diagnostics_exit_1_where_solve_would_fail() {
     let (code, text) = validate_text("empty.yaml", "homing_template_version: 2017-10-10\n");
     assert_eq!(code, Some(1), "{text}");
     expect_test::expect![[r#"
-        empty.yaml: error: undefined demand: the template declares no demands; expected at least one under `demands`
+        error: undefined demand: the template declares no demands; expected at least one under `demands`
+
+        empty.yaml: invalid (1 error)
     "#]]
     .assert_eq(&text);
     // An unclosed flow collection names where it was opened.
@@ -299,7 +345,13 @@ fn has_issue_12_diagnostics_exit_1_where_solve_would_fail() {
     );
     assert_eq!(code, Some(1), "{text}");
     expect_test::expect![[r#"
-        unclosed.yaml: error: (5:1): invalid YAML: invalid indentation; the flow sequence `[` opened at 3:7 is never closed (expected `]`)
+        error: invalid YAML: invalid indentation; the flow sequence `[` opened at 3:7 is never closed (expected `]`)
+          --> unclosed.yaml:5:1
+          |
+        5 | constraints: {}
+          | ^^^^^^^^^^^
+
+        unclosed.yaml: invalid (1 error)
     "#]]
     .assert_eq(&text);
     // What only lowering sees (a request unit) is reported by validate too.
@@ -309,7 +361,13 @@ fn has_issue_12_diagnostics_exit_1_where_solve_would_fail() {
     );
     assert_eq!(code, Some(1), "{text}");
     expect_test::expect![[r#"
-        fit.yaml: error: constraints.cap.properties.request (4:85): `cap` has a bad request: `Memory` has unknown unit `GX`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)
+        error: `cap` has a bad request: `Memory` has unknown unit `GX`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)
+          --> fit.yaml:4:85
+          |
+        4 |   cap: {type: vim_fit, demands: [vG], properties: {controller: multicloud, request: {vCPU: 2, Memory: {quantity: 4, unit: GX}}}}
+          |                                                                                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ at `constraints.cap.properties.request`
+
+        fit.yaml: invalid (1 error)
     "#]]
     .assert_eq(&text);
     // `optimization: {}` and the multicloud vim_fit shape are valid (and solve).

@@ -1,5 +1,9 @@
 //! Large-neighbourhood search: destroy (emptiest leaves, random items) and repair, anytime.
 
+use std::sync::Arc;
+
+use berth_solver::Progress;
+
 use crate::instance::{ItemId, RuleKind};
 use crate::pool::Pool;
 use crate::state::{NONE, Objective};
@@ -9,6 +13,15 @@ use super::placed::Search;
 use super::{Options, Stats};
 
 impl<'i> Search<'i> {
+    /// Tells `progress` the current cost and, when packing, the weighted host bound.
+    pub(super) fn report(&self, progress: &Option<Arc<dyn Progress>>, hosts_bound: usize) {
+        if let Some(p) = progress {
+            let bound = (self.st.objective == Objective::Pack)
+                .then_some(self.st.w.objective * hosts_bound as f64);
+            p.improved(self.st.cost(), bound);
+        }
+    }
+
     pub(super) fn expired(opts: &Options, it: u64) -> bool {
         opts.max_iterations.is_some_and(|m| it >= m)
             || opts.deadline.as_ref().is_some_and(|d| d.expired())
@@ -35,6 +48,7 @@ impl<'i> Search<'i> {
                 match self.exact_neighbourhood(opts, stats) {
                     Some(true) => {
                         stats.improvements += 1;
+                        self.report(&opts.progress, stats.lower_bound);
                         continue;
                     }
                     _ => continue,
@@ -86,6 +100,7 @@ impl<'i> Search<'i> {
             if better && self.st.hard <= 1e-9 {
                 if after.1 < before.1 - 1e-9 || after.0 < before.0 {
                     stats.improvements += 1;
+                    self.report(&opts.progress, stats.lower_bound);
                 }
                 self.unplaced = failed;
             } else {

@@ -1,10 +1,70 @@
 //! Daemon configuration: defaults, a TOML file, then `BERTH_*` environment variables.
+//!
+//! One schema for `berthd` (which runs with it) and `berth doctor` (which checks it), so a
+//! field added here is known to both. [`Config::load`] parses and layers; errors name the file,
+//! the field path and line:column, or the variable.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not fit the schema.
+    #[error("invalid config {}: {}{message}", path.display(), at(field, *line, *column))]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Field path (`plans.workers`), empty at the top level.
+        field: String,
+        /// 1-based line, 0 when unknown.
+        line: usize,
+        /// 1-based column, 0 when unknown.
+        column: usize,
+        /// What is wrong and what was expected.
+        message: String,
+    },
+    /// A `BERTH_*` variable has a value of the wrong kind.
+    #[error("{var} `{value}` {expected}")]
+    Env {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// Fields that parse but do not fit together.
+    #[error("{message}")]
+    Invalid {
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+fn at(field: &str, line: usize, column: usize) -> String {
+    match (field.is_empty(), line) {
+        (true, 0) => String::new(),
+        (true, l) => format!("({l}:{column}): "),
+        (false, 0) => format!("{field}: "),
+        (false, l) => format!("{field} ({l}:{column}): "),
+    }
+}
+
+type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// Everything `berthd` can be told.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -208,21 +268,38 @@ impl Default for Config {
 
 impl Config {
     /// Defaults, then `file` (TOML), then the environment `env` gives.
-    pub fn load(
-        file: Option<&std::path::Path>,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Config> {
+    pub fn load(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Config> {
         let mut c = match file {
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("cannot read config {}", p.display()))?;
-                toml::from_str(&text).with_context(|| format!("invalid config {}", p.display()))?
+                let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
+                    path: p.to_path_buf(),
+                    source,
+                })?;
+                Config::parse(p, &text)?
             }
             None => Config::default(),
         };
+        let num = |var: &'static str, v: String| -> Result<u64> {
+            v.parse().map_err(|_| ConfigError::Env {
+                var,
+                value: v,
+                expected: "is not a number",
+            })
+        };
+        let size = |var: &'static str, v: String| -> Result<usize> {
+            num(var, v).and_then(|n| {
+                usize::try_from(n).map_err(|_| ConfigError::Env {
+                    var,
+                    value: n.to_string(),
+                    expected: "is too large",
+                })
+            })
+        };
         if let Some(v) = env("BERTH_LISTEN") {
-            c.listen = v.parse().with_context(|| {
-                format!("BERTH_LISTEN `{v}` is not an address like 127.0.0.1:8091")
+            c.listen = v.parse().map_err(|_| ConfigError::Env {
+                var: "BERTH_LISTEN",
+                value: v,
+                expected: "is not an address like 127.0.0.1:8091",
             })?;
         }
         if let Some(v) = env("BERTH_DATABASE_URL") {
@@ -275,7 +352,11 @@ impl Config {
             let Some(v) = env(var) else { continue };
             for pair in v.split(',').filter(|p| !p.is_empty()) {
                 let Some((user, password)) = pair.split_once(':') else {
-                    bail!("{var} expects user:password[,user:password]")
+                    return Err(ConfigError::Env {
+                        var,
+                        value: "(hidden)".into(),
+                        expected: "is not user:password[,user:password]",
+                    });
                 };
                 c.auth.basic.push(BasicUser {
                     user: user.into(),
@@ -285,81 +366,92 @@ impl Config {
             }
         }
         if let Some(v) = env("BERTH_PLAN_WORKERS") {
-            c.plans.workers = v
-                .parse()
-                .with_context(|| format!("BERTH_PLAN_WORKERS `{v}` is not a number"))?;
+            c.plans.workers = size("BERTH_PLAN_WORKERS", v)?;
         }
         if let Some(v) = env("BERTH_MAX_IN_FLIGHT") {
-            c.limits.max_in_flight = v
-                .parse()
-                .with_context(|| format!("BERTH_MAX_IN_FLIGHT `{v}` is not a number"))?;
+            c.limits.max_in_flight = size("BERTH_MAX_IN_FLIGHT", v)?;
         }
         if let Some(v) = env("BERTH_MAX_CONNECTIONS") {
-            c.limits.max_connections = v
-                .parse()
-                .with_context(|| format!("BERTH_MAX_CONNECTIONS `{v}` is not a number"))?;
+            c.limits.max_connections = size("BERTH_MAX_CONNECTIONS", v)?;
         }
         if let Some(v) = env("BERTH_HEADER_TIMEOUT_SECS") {
-            c.limits.header_timeout_secs = v
-                .parse()
-                .with_context(|| format!("BERTH_HEADER_TIMEOUT_SECS `{v}` is not a number"))?;
+            c.limits.header_timeout_secs = num("BERTH_HEADER_TIMEOUT_SECS", v)?;
         }
         if let Some(v) = env("BERTH_REQUEST_TIMEOUT_SECS") {
-            c.limits.request_timeout_secs = v
-                .parse()
-                .with_context(|| format!("BERTH_REQUEST_TIMEOUT_SECS `{v}` is not a number"))?;
+            c.limits.request_timeout_secs = num("BERTH_REQUEST_TIMEOUT_SECS", v)?;
         }
         if let Some(v) = env("BERTH_MAX_BATCH") {
-            c.journal.max_batch = v
-                .parse()
-                .with_context(|| format!("BERTH_MAX_BATCH `{v}` is not a number"))?;
+            c.journal.max_batch = size("BERTH_MAX_BATCH", v)?;
         }
         if let Some(v) = env("BERTH_SNAPSHOT_EVERY") {
-            c.journal.snapshot_every = v
-                .parse()
-                .with_context(|| format!("BERTH_SNAPSHOT_EVERY `{v}` is not a number"))?;
+            c.journal.snapshot_every = num("BERTH_SNAPSHOT_EVERY", v)?;
         }
         if let Some(v) = env("BERTH_LOG") {
             c.log.filter = v;
         }
         if c.server.tls_cert.is_some() != c.server.tls_key.is_some() {
-            bail!("[server] tls_cert and tls_key go together; set both (or neither)");
+            return Err(ConfigError::Invalid {
+                field: "server.tls_key",
+                message: "[server] tls_cert and tls_key go together; set both (or neither)".into(),
+            });
         }
         Ok(c)
     }
 
-    /// Auth for the API. No credentials and no explicit choice means auth off on loopback
-    /// (development) and a refusal to start elsewhere; `disabled` off loopback is refused.
-    pub fn api_auth(&self) -> Result<berth_api::AuthConfig> {
-        let loopback = self.listen.ip().is_loopback();
+    /// Parses a TOML document (`path` names it in errors): every field checked against the
+    /// schema, errors with the field path and line:column.
+    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+        let parse_error = |field: String, e: toml::de::Error| {
+            let (line, column) = e.span().map_or((0, 0), |s| line_column(text, s.start));
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                field,
+                line,
+                column,
+                message: e.message().trim_end().to_owned(),
+            }
+        };
+        let de = toml::Deserializer::parse(text).map_err(|e| parse_error(String::new(), e))?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let field = if field == "." { String::new() } else { field };
+            parse_error(field, e.into_inner())
+        })
+    }
+
+    /// Whether the auth settings can serve: auth off (explicitly, or by giving no
+    /// credentials) is refused unless `listen` is a loopback address.
+    pub fn check_auth(&self) -> Result<()> {
         let none = self.auth.basic.is_empty()
             && self.auth.tokens.is_empty()
             && self.auth.read_tokens.is_empty();
-        if (self.auth.disabled || none) && !loopback {
-            bail!(
-                "auth is off but {} is not a loopback address; configure [auth] basic users or tokens",
-                self.listen
-            );
+        if (self.auth.disabled || none) && !self.listen.ip().is_loopback() {
+            return Err(ConfigError::Invalid {
+                field: "auth",
+                message: format!(
+                    "auth is off but {} is not a loopback address; configure [auth] basic users or tokens",
+                    self.listen
+                ),
+            });
         }
-        if self.auth.disabled || none {
-            return Ok(berth_api::AuthConfig::disabled());
-        }
-        let basic = |read_only: bool| {
-            self.auth
-                .basic
-                .iter()
-                .filter(|b| b.read_only == read_only)
-                .map(|b| (b.user.clone(), b.password.clone()))
-                .collect()
-        };
-        Ok(berth_api::AuthConfig {
-            disabled: false,
-            basic: basic(false),
-            tokens: self.auth.tokens.clone(),
-            read_only_basic: basic(true),
-            read_only_tokens: self.auth.read_tokens.clone(),
-        })
+        Ok(())
     }
+
+    /// Whether requests need no credentials (after [`Config::check_auth`] allowed it).
+    pub fn auth_off(&self) -> bool {
+        self.auth.disabled
+            || (self.auth.basic.is_empty()
+                && self.auth.tokens.is_empty()
+                && self.auth.read_tokens.is_empty())
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
 }
 
 #[cfg(test)]
@@ -400,18 +492,16 @@ mod tests {
         );
         assert_eq!(c.pg_schema.as_deref(), Some("b1"));
         assert_eq!(c.server.tls_key, Some(PathBuf::from("k.pem")));
-        let auth = c.api_auth().unwrap();
+        assert!(!c.auth_off());
+        assert_eq!(c.auth.tokens, ["t1"]);
+        assert_eq!(c.auth.read_tokens, ["r1", "r2", "r3"]);
         assert_eq!(
-            (auth.disabled, auth.tokens.len(), auth.basic.len()),
-            (false, 1, 1)
-        );
-        assert_eq!(auth.read_only_tokens, ["r1", "r2", "r3"]);
-        assert_eq!(
-            auth.read_only_basic,
-            [
-                ("v".to_owned(), "w".to_owned()),
-                ("ro".to_owned(), "pw".to_owned())
-            ]
+            c.auth
+                .basic
+                .iter()
+                .map(|b| (b.user.as_str(), b.read_only))
+                .collect::<Vec<_>>(),
+            [("v", true), ("a", false), ("ro", true)]
         );
         assert_eq!(Config::load(None, |_| None).unwrap(), Config::default());
     }
@@ -431,7 +521,54 @@ mod tests {
             listen: "0.0.0.0:8091".parse().unwrap(),
             ..Config::default()
         };
-        assert!(open.api_auth().is_err());
-        assert!(Config::default().api_auth().unwrap().disabled);
+        let e = open.check_auth().unwrap_err();
+        assert!(
+            e.to_string().contains("0.0.0.0:8091 is not a loopback"),
+            "{e}"
+        );
+        assert!(Config::default().check_auth().is_ok());
+        assert!(Config::default().auth_off());
+    }
+
+    #[test]
+    fn parse_errors_name_the_field_and_where_it_is() {
+        let p = Path::new("b.toml");
+        let e =
+            Config::parse(p, "listen = \"127.0.0.1:1\"\n[plans]\nworkers = \"two\"\n").unwrap_err();
+        let ConfigError::Parse {
+            field,
+            line,
+            column,
+            ..
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!((field.as_str(), *line, *column), ("plans.workers", 3, 11));
+        assert_eq!(
+            e.to_string(),
+            "invalid config b.toml: plans.workers (3:11): invalid type: string \"two\", expected usize"
+        );
+        let e = Config::parse(p, "[journal]\nmax_bach = 3\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("journal")
+                && msg.contains("(2:1)")
+                && msg.contains("unknown field `max_bach`"),
+            "{msg}"
+        );
+        let e = Config::parse(p, "listen = \"nowhere\"\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid config b.toml: listen (1:10): "),
+            "{e}"
+        );
+        let e = Config::parse(p, "[server\n").unwrap_err();
+        assert!(matches!(e, ConfigError::Parse { line: 1, .. }), "{e:?}");
+        let e = Config::load(None, |k| {
+            (k == "BERTH_MAX_BATCH").then(|| "lots".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "BERTH_MAX_BATCH `lots` is not a number");
     }
 }

@@ -1,0 +1,579 @@
+//! `berth doctor`: checks a berthd setup the way berthd would read it (the same
+//! `berth-config` schema, the same `BERTH_*` overrides) and says what to fix: config fields,
+//! auth, database, inventory, TLS files, and a running daemon's health.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use berth_config::Config;
+use serde::Serialize;
+
+use crate::exit;
+use crate::output::{Data, Done, Report, Table, View};
+
+/// The inventory berthd serves when none is configured.
+const BUNDLED_INVENTORY: &str = include_str!("../../../examples/inventory.yaml");
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// berthd config file (TOML); without it, the defaults. `BERTH_*` variables apply as for
+    /// berthd.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Also ask a running berthd at this URL for its health and readiness.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Seconds to wait for the database and the daemon.
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    timeout: u64,
+}
+
+/// A check's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Fine.
+    Ok,
+    /// Works, but probably not what is wanted.
+    Warn,
+    /// berthd would refuse to start or fail at run time.
+    Fail,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    /// What was checked (`config`, `database`, …).
+    pub check: &'static str,
+    /// The verdict.
+    pub status: Status,
+    /// What was found.
+    pub detail: String,
+    /// What to do (empty when nothing).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub fix: String,
+}
+
+fn check(check: &'static str, status: Status, detail: impl Into<String>) -> Check {
+    Check {
+        check,
+        status,
+        detail: detail.into(),
+        fix: String::new(),
+    }
+}
+
+impl Check {
+    fn fix(mut self, fix: impl Into<String>) -> Check {
+        self.fix = fix.into();
+        self
+    }
+}
+
+pub fn run(args: &Args) -> Result<Done> {
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    let env = |k: &str| std::env::var(k).ok();
+    let checks = diagnose(args.config.as_deref(), args.url.as_deref(), timeout, env);
+    let failed = checks.iter().any(|c| c.status == Status::Fail);
+    Ok(Done::new(
+        report(&checks)?,
+        if failed { exit::DOMAIN } else { exit::OK },
+    ))
+}
+
+/// Every check, in order; later checks are skipped when the config does not load.
+pub fn diagnose(
+    file: Option<&Path>,
+    url: Option<&str>,
+    timeout: Duration,
+    env: impl Fn(&str) -> Option<String>,
+) -> Vec<Check> {
+    let mut out = Vec::new();
+    let name = file.map_or("defaults".to_owned(), |p| p.display().to_string());
+    match Config::load(file, env) {
+        Err(e) => out.push(check("config", Status::Fail, e.to_string()).fix(config_fix(&e))),
+        Ok(cfg) => {
+            out.push(check(
+                "config",
+                Status::Ok,
+                format!(
+                    "{name}: listen {}, database {}",
+                    cfg.listen,
+                    redact(&cfg.database_url)
+                ),
+            ));
+            out.push(auth(&cfg));
+            out.push(credential_key(&cfg));
+            out.push(database(&cfg, timeout));
+            out.extend(inventory(&cfg));
+            out.extend(tls(&cfg));
+        }
+    }
+    if let Some(url) = url {
+        out.push(daemon(url, timeout));
+    }
+    out
+}
+
+fn config_fix(e: &berth_config::ConfigError) -> String {
+    match e {
+        berth_config::ConfigError::Read { .. } => "check the path and its permissions".into(),
+        berth_config::ConfigError::Parse { field, .. } if field.is_empty() => {
+            "correct the TOML at that line (see the berthd section of the README for every key)"
+                .into()
+        }
+        berth_config::ConfigError::Parse { field, .. } => {
+            format!("correct `{field}` (see the berthd section of the README for every key)")
+        }
+        berth_config::ConfigError::Env { var, .. } => format!("correct or unset {var}"),
+        _ => "correct the fields named".into(),
+    }
+}
+
+/// A database URL without its password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let userinfo = &url[s + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+fn auth(cfg: &Config) -> Check {
+    if let Err(e) = cfg.check_auth() {
+        return check("auth", Status::Fail, e.to_string())
+            .fix("add [auth] tokens or basic users, or listen on 127.0.0.1");
+    }
+    if cfg.auth_off() {
+        return check(
+            "auth",
+            Status::Warn,
+            format!("off: anyone who reaches {} may read and write", cfg.listen),
+        )
+        .fix("configure [auth] tokens or basic users before others share this host");
+    }
+    let a = &cfg.auth;
+    let read_only = a.read_tokens.len() + a.basic.iter().filter(|b| b.read_only).count();
+    check(
+        "auth",
+        Status::Ok,
+        format!(
+            "{} token(s), {} basic user(s), {read_only} read-only",
+            a.tokens.len() + a.read_tokens.len(),
+            a.basic.len()
+        ),
+    )
+}
+
+fn credential_key(cfg: &Config) -> Check {
+    match &cfg.credential_key {
+        None => check(
+            "credential key",
+            Status::Ok,
+            "not set: provider passwords are not stored",
+        ),
+        Some(hex) => match berth_store::CredentialKey::from_hex(hex) {
+            Ok(_) => check("credential key", Status::Ok, "a valid 256-bit key"),
+            Err(e) => check("credential key", Status::Fail, e.to_string())
+                .fix("set credential_key to 64 hex digits (e.g. `openssl rand -hex 32`)"),
+        },
+    }
+}
+
+fn database(cfg: &Config, timeout: Duration) -> Check {
+    let url = cfg.database_url.as_str();
+    let scheme = url.split(':').next().unwrap_or_default();
+    match scheme {
+        "sqlite" => sqlite(url),
+        "postgres" | "postgresql" => postgres(cfg, timeout),
+        other => check(
+            "database",
+            Status::Fail,
+            format!("unsupported database URL scheme `{other}`"),
+        )
+        .fix("use sqlite://PATH or postgres://USER:PASSWORD@HOST/DB"),
+    }
+}
+
+fn sqlite(url: &str) -> Check {
+    let rest = url.trim_start_matches("sqlite:");
+    let rest = rest.split('?').next().unwrap_or_default();
+    if rest == ":memory:" || rest.is_empty() {
+        return check(
+            "database",
+            Status::Warn,
+            "SQLite in memory: nothing survives a restart",
+        )
+        .fix("set database_url = \"sqlite://PATH\" to keep reservations");
+    }
+    let path = Path::new(rest.strip_prefix("//").unwrap_or(rest));
+    if path.exists() {
+        if !path.is_file() {
+            return check(
+                "database",
+                Status::Fail,
+                format!("{} is not a file", path.display()),
+            )
+            .fix("point database_url at a SQLite file");
+        }
+        let mut header = [0u8; 16];
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.read(&mut header));
+        return match opened {
+            Err(e) => check(
+                "database",
+                Status::Fail,
+                format!("cannot open {} for writing: {e}", path.display()),
+            )
+            .fix("give the berthd user read and write access to the file"),
+            Ok(n) if n > 0 && &header[..n.min(16)] != b"SQLite format 3\0" => check(
+                "database",
+                Status::Fail,
+                format!("{} is not a SQLite database", path.display()),
+            )
+            .fix("point database_url at berthd's database, or at a new path"),
+            Ok(_) => check(
+                "database",
+                Status::Ok,
+                format!("SQLite {} is writable", path.display()),
+            ),
+        };
+    }
+    // berthd creates the file and its missing parents: the nearest existing directory must
+    // take a new file.
+    let mut dir = path.parent().unwrap_or(Path::new("."));
+    if dir.as_os_str().is_empty() {
+        dir = Path::new(".");
+    }
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p,
+            _ => {
+                dir = Path::new(".");
+                break;
+            }
+        }
+    }
+    let probe = dir.join(format!(".berth-doctor-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            check(
+                "database",
+                Status::Ok,
+                format!(
+                    "SQLite {} will be created (directory {} is writable)",
+                    path.display(),
+                    dir.display()
+                ),
+            )
+        }
+        Err(e) => check(
+            "database",
+            Status::Fail,
+            format!(
+                "cannot create {}: directory {} does not take new files ({e})",
+                path.display(),
+                dir.display()
+            ),
+        )
+        .fix("create the directory for the berthd user, or choose another path"),
+    }
+}
+
+fn postgres(cfg: &Config, timeout: Duration) -> Check {
+    use sqlx::Connection as _;
+    if let Some(schema) = &cfg.pg_schema
+        && (schema.is_empty()
+            || !schema
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+    {
+        return check(
+            "database",
+            Status::Fail,
+            format!("pg_schema `{schema}` is not a PostgreSQL schema name berthd accepts"),
+        )
+        .fix("use lowercase letters, digits and `_`");
+    }
+    let url = cfg.database_url.clone();
+    let shown = redact(&url);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return check(
+                "database",
+                Status::Fail,
+                format!("cannot start a runtime: {e}"),
+            );
+        }
+    };
+    let answer = rt.block_on(async {
+        tokio::time::timeout(timeout, async {
+            let mut conn = sqlx::PgConnection::connect(&url).await?;
+            let version: (String,) = sqlx::query_as("SHOW server_version")
+                .fetch_one(&mut conn)
+                .await?;
+            let _ = conn.close().await;
+            Ok::<_, sqlx::Error>(version.0)
+        })
+        .await
+    });
+    match answer {
+        Ok(Ok(version)) => check(
+            "database",
+            Status::Ok,
+            format!("PostgreSQL {version} at {shown} answers"),
+        ),
+        Ok(Err(e)) => check(
+            "database",
+            Status::Fail,
+            format!("cannot connect to {shown}: {e}"),
+        )
+        .fix("check that PostgreSQL runs there and the user, password and database exist"),
+        Err(_) => check(
+            "database",
+            Status::Fail,
+            format!("{shown} did not answer within {} s", timeout.as_secs()),
+        )
+        .fix("check the host, port and firewall"),
+    }
+}
+
+fn inventory(cfg: &Config) -> Vec<Check> {
+    let (name, text) = match &cfg.inventory {
+        None => ("bundled example".to_owned(), BUNDLED_INVENTORY.to_owned()),
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(t) => (p.display().to_string(), t),
+            Err(e) => {
+                return vec![
+                    check(
+                        "inventory",
+                        Status::Fail,
+                        format!("cannot read {}: {e}", p.display()),
+                    )
+                    .fix("check `inventory` (BERTH_INVENTORY) and the file's permissions"),
+                ];
+            }
+        },
+    };
+    let inv = match berth_inventory::Inventory::parse(&text) {
+        Ok(inv) => inv,
+        Err(berth_inventory::InventoryError::Invalid { diagnostics }) => {
+            let first = diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .take(3)
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return vec![
+                check(
+                    "inventory",
+                    Status::Fail,
+                    format!(
+                        "{name}: {} error(s): {first}",
+                        diagnostics.iter().filter(|d| d.is_error()).count()
+                    ),
+                )
+                .fix("correct the inventory file (`berth solve` and `berth validate --inventory` show every problem)"),
+            ];
+        }
+        Err(e) => {
+            return vec![check("inventory", Status::Fail, format!("{name}: {e}"))];
+        }
+    };
+    let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
+    for c in inv.candidates.values() {
+        *by_type.entry(c.inventory_type.to_string()).or_default() += 1;
+    }
+    let with_capacity = inv
+        .candidates
+        .values()
+        .filter(|c| !c.capacity.is_empty())
+        .count();
+    let types = by_type
+        .iter()
+        .map(|(t, n)| format!("{n} {t}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let topology = if inv.topology.is_some() || inv.topology_file.is_some() {
+        ", a topology"
+    } else {
+        ""
+    };
+    let mut out = vec![check(
+        "inventory",
+        if inv.candidates.is_empty() {
+            Status::Warn
+        } else {
+            Status::Ok
+        },
+        format!(
+            "{name}: {} candidate(s) ({types}), {with_capacity} with capacity{topology}",
+            inv.candidates.len()
+        ),
+    )];
+    if cfg.inventory.is_none() {
+        out[0].status = Status::Warn;
+        out[0].fix = "set `inventory` (BERTH_INVENTORY) to your own candidates".into();
+    }
+    for w in inv.warnings.iter().take(5) {
+        out.push(check("inventory", Status::Warn, format!("{name}: {w}")));
+    }
+    out
+}
+
+fn tls(cfg: &Config) -> Vec<Check> {
+    let mut out = Vec::new();
+    match (&cfg.server.tls_cert, &cfg.server.tls_key) {
+        (Some(cert), Some(key)) => {
+            out.push(pem_file("tls cert", cert, "CERTIFICATE"));
+            out.push(pem_file("tls key", key, "PRIVATE KEY"));
+        }
+        _ if !cfg.listen.ip().is_loopback() => out.push(
+            check(
+                "tls",
+                Status::Warn,
+                format!("plain HTTP on {}: credentials travel in clear", cfg.listen),
+            )
+            .fix("set [server] tls_cert and tls_key, or terminate TLS in front of berthd"),
+        ),
+        _ => out.push(check("tls", Status::Ok, "plain HTTP on a loopback address")),
+    }
+    if let Some(ca) = &cfg.notify.ca_file {
+        out.push(pem_file("notify ca", ca, "CERTIFICATE"));
+    }
+    out
+}
+
+/// A PEM file that is readable and holds a `BEGIN … <what>` block.
+fn pem_file(name: &'static str, path: &Path, what: &str) -> Check {
+    match std::fs::read_to_string(path) {
+        Err(e) => check(
+            name,
+            Status::Fail,
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .fix("check the path and that the berthd user may read it"),
+        Ok(text) => {
+            let blocks = text
+                .lines()
+                .filter(|l| l.starts_with("-----BEGIN ") && l.contains(what))
+                .count();
+            if blocks == 0 {
+                check(
+                    name,
+                    Status::Fail,
+                    format!("{} holds no PEM `{what}` block", path.display()),
+                )
+                .fix(format!("give a PEM file with `-----BEGIN {what}-----`"))
+            } else {
+                check(
+                    name,
+                    Status::Ok,
+                    format!("{}: {blocks} PEM {what} block(s)", path.display()),
+                )
+            }
+        }
+    }
+}
+
+fn daemon(url: &str, timeout: Duration) -> Check {
+    let base = url.trim_end_matches('/');
+    let client = match reqwest::blocking::Client::builder()
+        .timeout(timeout)
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => return check("daemon", Status::Fail, format!("no HTTP client: {e}")),
+    };
+    let get = |path: &str| {
+        client
+            .get(format!("{base}{path}"))
+            .send()
+            .map(|r| r.status().as_u16())
+    };
+    match (get("/healthz"), get("/readyz")) {
+        (Ok(200), Ok(200)) => check(
+            "daemon",
+            Status::Ok,
+            format!("{base}: healthy and ready (its store answers)"),
+        ),
+        (Ok(200), Ok(s)) => check(
+            "daemon",
+            Status::Fail,
+            format!("{base}: up but not ready ({s}): its store does not answer"),
+        )
+        .fix("see berthd's log for the store error"),
+        (Ok(s), _) => check(
+            "daemon",
+            Status::Fail,
+            format!("{base}/healthz answered {s}; expected 200"),
+        )
+        .fix("is this URL a berthd?"),
+        (Err(e), _) => check("daemon", Status::Fail, format!("cannot reach {base}: {e}"))
+            .fix("start berthd, or check --url, the port and the firewall"),
+    }
+}
+
+fn report(checks: &[Check]) -> Result<Report> {
+    let mut table = Table::new(&["status", "check", "detail", "fix"]);
+    let mut text = String::new();
+    for c in checks {
+        table.row(vec![
+            c.status.as_str().into(),
+            c.check.into(),
+            c.detail.clone(),
+            c.fix.clone(),
+        ]);
+        text.push_str(&format!(
+            "{:<4}  {:<14}  {}\n",
+            c.status.as_str(),
+            c.check,
+            c.detail
+        ));
+        if !c.fix.is_empty() {
+            text.push_str(&format!("{:22}fix: {}\n", "", c.fix));
+        }
+    }
+    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+    text.push_str(&format!("{fails} failed, {warns} warning(s)\n"));
+    Ok(Report {
+        data: Data::One(serde_json::to_value(checks)?),
+        table: View::Grid(table),
+        text: Some(text),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! Doctor checks on files made here: SQLite paths, PEM files, redaction, the report.
+
+use std::time::Duration;
+
+use super::*;
+
+fn status_of(checks: &[Check], name: &str) -> Vec<Status> {
+    checks
+        .iter()
+        .filter(|c| c.check == name)
+        .map(|c| c.status)
+        .collect()
+}
+
+#[test]
+fn passwords_are_not_shown() {
+    assert_eq!(
+        redact("postgres://u:secret@db:5432/b"),
+        "postgres://u:***@db:5432/b"
+    );
+    assert_eq!(redact("postgres://db/b"), "postgres://db/b");
+    assert_eq!(redact("sqlite://./a@b.db"), "sqlite://./a@b.db");
+}
+
+#[test]
+fn sqlite_paths_existing_new_and_impossible() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("sub/dir/berth.db");
+    let c = sqlite(&format!("sqlite://{}", new.display()));
+    assert_eq!(c.status, Status::Ok, "{c:?}");
+    assert!(c.detail.contains("will be created"), "{c:?}");
+    assert!(!new.exists(), "the check must not create the database");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "probe left behind"
+    );
+
+    let not_db = dir.path().join("notes.txt");
+    std::fs::write(&not_db, "hello, not a database").unwrap();
+    let c = sqlite(&format!("sqlite://{}", not_db.display()));
+    assert_eq!(c.status, Status::Fail);
+    assert!(c.detail.contains("is not a SQLite database"), "{c:?}");
+
+    let db = dir.path().join("real.db");
+    std::fs::write(&db, b"SQLite format 3\0rest of the header").unwrap();
+    assert_eq!(
+        sqlite(&format!("sqlite://{}", db.display())).status,
+        Status::Ok
+    );
+
+    // Under a regular file nothing can be created, even by root.
+    let under_file = not_db.join("x/berth.db");
+    let c = sqlite(&format!("sqlite://{}", under_file.display()));
+    assert_eq!(c.status, Status::Fail, "{c:?}");
+    assert!(c.detail.contains("does not take new files"), "{c:?}");
+    assert!(!c.fix.is_empty());
+
+    assert_eq!(sqlite("sqlite::memory:").status, Status::Warn);
+}
+
+#[test]
+fn pem_files_need_their_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("c.pem");
+    std::fs::write(
+        &cert,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    assert_eq!(
+        pem_file("tls cert", &cert, "CERTIFICATE").status,
+        Status::Ok
+    );
+    let c = pem_file("tls key", &cert, "PRIVATE KEY");
+    assert_eq!(c.status, Status::Fail);
+    assert!(c.detail.contains("no PEM `PRIVATE KEY` block"), "{c:?}");
+    let c = pem_file("tls key", &dir.path().join("missing.pem"), "PRIVATE KEY");
+    assert_eq!(c.status, Status::Fail);
+    assert!(c.detail.starts_with("cannot read"), "{c:?}");
+}
+
+#[test]
+fn a_config_that_does_not_parse_stops_the_other_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("b.toml");
+    std::fs::write(&f, "[limits]\nbody_bytes = -1\n").unwrap();
+    let checks = diagnose(Some(&f), None, Duration::from_secs(1), |_| None);
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0].status, Status::Fail);
+    assert!(
+        checks[0].detail.contains("limits.body_bytes (2:14)"),
+        "{:?}",
+        checks[0]
+    );
+    assert!(
+        checks[0].fix.contains("`limits.body_bytes`"),
+        "{:?}",
+        checks[0]
+    );
+}
+
+#[test]
+fn defaults_warn_about_open_auth_and_the_example_inventory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("b.db");
+    let env = |k: &str| (k == "BERTH_DATABASE_URL").then(|| format!("sqlite://{}", db.display()));
+    let checks = diagnose(None, None, Duration::from_secs(1), env);
+    assert_eq!(status_of(&checks, "config"), [Status::Ok]);
+    assert_eq!(status_of(&checks, "auth"), [Status::Warn]);
+    assert_eq!(status_of(&checks, "database"), [Status::Ok]);
+    assert_eq!(status_of(&checks, "inventory")[0], Status::Warn);
+    let inv = checks.iter().find(|c| c.check == "inventory").unwrap();
+    let bundled = berth_inventory::Inventory::parse(BUNDLED_INVENTORY).unwrap();
+    let start = format!(
+        "bundled example: {} candidate(s) (",
+        bundled.candidates.len()
+    );
+    assert!(inv.detail.starts_with(&start), "{inv:?}");
+    let r = report(&checks).unwrap();
+    let text = r.render(crate::output::Format::Text).unwrap();
+    assert!(text.ends_with("0 failed, 2 warning(s)\n"), "{text}");
+}

@@ -1,0 +1,221 @@
+//! `berth doctor` on a good config, a bad one (the field named), an unreachable database and
+//! daemon, and a daemon that answers.
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn doctor(args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_berth"));
+    cmd.arg("doctor").args(args);
+    // Only the files given here count, not the environment running the tests.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("BERTH_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.output().expect("run berth")
+}
+
+fn checks(o: &Output) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)));
+    v.as_array().expect("a list of checks").clone()
+}
+
+fn status<'a>(checks: &'a [Value], name: &str) -> Vec<&'a str> {
+    checks
+        .iter()
+        .filter(|c| c["check"] == name)
+        .map(|c| c["status"].as_str().expect("status"))
+        .collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p.display().to_string()
+}
+
+#[test]
+fn a_good_config_passes_every_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inventory = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/inventory.yaml");
+    let cert = write(
+        dir.path(),
+        "c.pem",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    );
+    let key = write(
+        dir.path(),
+        "k.pem",
+        "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n",
+    );
+    let cfg = write(
+        dir.path(),
+        "berth.toml",
+        &format!(
+            "listen = \"0.0.0.0:8091\"\ndatabase_url = \"sqlite://{}/data/berth.db\"\ninventory = \"{}\"\ncredential_key = \"{}\"\n[server]\ntls_cert = \"{cert}\"\ntls_key = \"{key}\"\n[auth]\ntokens = [\"t\"]\nread_tokens = [\"r\"]\n",
+            dir.path().display(),
+            inventory.display(),
+            "ab".repeat(32),
+        ),
+    );
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let c = checks(&o);
+    for (name, want) in [
+        ("config", vec!["ok"]),
+        ("auth", vec!["ok"]),
+        ("credential key", vec!["ok"]),
+        ("database", vec!["ok"]),
+        ("inventory", vec!["ok"]),
+        ("tls cert", vec!["ok"]),
+        ("tls key", vec!["ok"]),
+    ] {
+        assert_eq!(status(&c, name), want, "{name}: {c:?}");
+    }
+    let inv = c
+        .iter()
+        .find(|x| x["check"] == "inventory")
+        .expect("inventory check");
+    let detail = inv["detail"].as_str().expect("detail");
+    assert!(
+        detail.contains("43 cloud") && detail.contains("with capacity"),
+        "{detail}"
+    );
+    // The text view: one line per check and a summary.
+    let o = doctor(&["--config", &cfg]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("ok    database ")),
+        "{text}"
+    );
+    assert!(text.ends_with("0 failed, 0 warning(s)\n"), "{text}");
+}
+
+#[test]
+fn a_bad_config_names_the_field_and_exits_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = write(
+        dir.path(),
+        "berth.toml",
+        "listen = \"127.0.0.1:8091\"\n[journal]\nsnapshot_every = \"often\"\n",
+    );
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let c = checks(&o);
+    assert_eq!(status(&c, "config"), ["fail"]);
+    let detail = c[0]["detail"].as_str().expect("detail");
+    assert!(detail.contains("journal.snapshot_every (3:18)"), "{detail}");
+    assert!(detail.contains("expected u64"), "{detail}");
+    assert_eq!(
+        c[0]["fix"],
+        "correct `journal.snapshot_every` (see the berthd section of the README for every key)"
+    );
+    // A bad key in another table, as a table.
+    let cfg = write(dir.path(), "typo.toml", "[limits]\nmax_inflight = 3\n");
+    let o = doctor(&["--config", &cfg, "-o", "table"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let mut lines = out.lines();
+    assert!(
+        lines
+            .next()
+            .expect("header")
+            .starts_with("STATUS  CHECK   DETAIL"),
+        "{out}"
+    );
+    let row = lines.next().expect("row");
+    assert!(row.starts_with("fail    config  invalid config"), "{row}");
+    assert!(row.contains("unknown field `max_inflight`"), "{row}");
+}
+
+#[test]
+fn unreachable_database_and_daemon_fail_without_showing_the_password() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Port 1 on loopback: nothing listens there.
+    let cfg = write(
+        dir.path(),
+        "pg.toml",
+        "database_url = \"postgres://berth:s3cret@127.0.0.1:1/berth\"\n",
+    );
+    let o = doctor(&[
+        "--config",
+        &cfg,
+        "--url",
+        "http://127.0.0.1:1",
+        "--timeout",
+        "3",
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let c: Vec<Value> = serde_yaml::from_slice(&o.stdout).expect("yaml");
+    assert_eq!(status(&c, "database"), ["fail"]);
+    assert_eq!(status(&c, "daemon"), ["fail"]);
+    let db = c
+        .iter()
+        .find(|x| x["check"] == "database")
+        .expect("database");
+    assert!(
+        db["detail"]
+            .as_str()
+            .expect("detail")
+            .starts_with("cannot connect to postgres://berth:***@127.0.0.1:1/berth"),
+        "{db}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("s3cret"));
+    // A SQLite path nothing can be created under.
+    let file = write(dir.path(), "plain", "x");
+    let cfg = write(
+        dir.path(),
+        "sq.toml",
+        &format!("database_url = \"sqlite://{file}/sub/berth.db\"\n"),
+    );
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(status(&checks(&o), "database"), ["fail"]);
+}
+
+#[test]
+fn a_daemon_that_answers_is_healthy() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = std::thread::spawn(move || {
+        let mut paths = Vec::new();
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut buf = [0u8; 1024];
+            let n = s.read(&mut buf).expect("read");
+            let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+            paths.push(req.split_whitespace().nth(1).unwrap_or_default().to_owned());
+            s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+                .expect("write");
+        }
+        paths
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = write(dir.path(), "m.toml", "database_url = \"sqlite::memory:\"\n");
+    let o = doctor(&[
+        "--config",
+        &cfg,
+        "--url",
+        &format!("http://{addr}/"),
+        "-o",
+        "json",
+    ]);
+    let c = checks(&o);
+    assert_eq!(status(&c, "daemon"), ["ok"], "{c:?}");
+    // In memory is allowed but warned about.
+    assert_eq!(status(&c, "database"), ["warn"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(server.join().expect("server"), ["/healthz", "/readyz"]);
+}
