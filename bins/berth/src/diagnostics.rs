@@ -9,17 +9,17 @@ use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Chars, Config, termcolor};
 
-/// Whether a stream that is a terminal should get color: no when `NO_COLOR` is set and not
-/// empty (no-color.org), or when `TERM=dumb`.
-pub fn color_allowed(is_terminal: bool) -> bool {
+/// Whether a stream should get color: only a terminal, and not when `NO_COLOR` is set and
+/// not empty (no-color.org) or `TERM` is `dumb`.
+pub fn color_allowed(is_terminal: bool, env: impl Fn(&str) -> Option<String>) -> bool {
     is_terminal
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+        && env("NO_COLOR").is_none_or(|v| v.is_empty())
+        && env("TERM").is_none_or(|t| t != "dumb")
 }
 
 /// Whether stdout should get color.
 pub fn stdout_color() -> bool {
-    color_allowed(std::io::stdout().is_terminal())
+    color_allowed(std::io::stdout().is_terminal(), |k| std::env::var(k).ok())
 }
 
 /// Renders every diagnostic of `source` (named `name`), in order.

@@ -65,3 +65,20 @@ fn a_diagnostic_shows_the_line_the_caret_and_the_path() {
     let colored = render("t.yaml", src, &[diag(4, 23, "p", "m")], true);
     assert!(colored.contains("\u{1b}["), "{colored:?}");
 }
+
+#[test]
+fn color_needs_a_terminal_and_no_no_color() {
+    let env = |vars: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    assert!(color_allowed(true, env(&[("TERM", "xterm-256color")])));
+    assert!(!color_allowed(false, env(&[])));
+    assert!(!color_allowed(true, env(&[("NO_COLOR", "1")])));
+    // An empty NO_COLOR does not count (no-color.org).
+    assert!(color_allowed(true, env(&[("NO_COLOR", "")])));
+    assert!(!color_allowed(true, env(&[("TERM", "dumb")])));
+}

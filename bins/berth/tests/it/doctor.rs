@@ -1,7 +1,6 @@
 //! `berth doctor` on a good config, a bad one (the field named), an unreachable database and
 //! daemon, and a daemon that answers.
 
-use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -187,21 +186,10 @@ fn unreachable_database_and_daemon_fail_without_showing_the_password() {
 
 #[test]
 fn a_daemon_that_answers_is_healthy() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let server = std::thread::spawn(move || {
-        let mut paths = Vec::new();
-        for _ in 0..2 {
-            let (mut s, _) = listener.accept().expect("accept");
-            let mut buf = [0u8; 1024];
-            let n = s.read(&mut buf).expect("read");
-            let req = String::from_utf8_lossy(&buf[..n]).into_owned();
-            paths.push(req.split_whitespace().nth(1).unwrap_or_default().to_owned());
-            s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
-                .expect("write");
-        }
-        paths
-    });
+    let (addr, server) = crate::fake::serve(vec![
+        (200, "{\"status\": \"ok\"}".into()),
+        (200, "{\"status\": \"ready\"}".into()),
+    ]);
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = write(dir.path(), "m.toml", "database_url = \"sqlite::memory:\"\n");
     let o = doctor(&[
@@ -217,5 +205,8 @@ fn a_daemon_that_answers_is_healthy() {
     // In memory is allowed but warned about.
     assert_eq!(status(&c, "database"), ["warn"]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(server.join().expect("server"), ["/healthz", "/readyz"]);
+    assert_eq!(
+        server.join().expect("server"),
+        ["GET /healthz", "GET /readyz"]
+    );
 }

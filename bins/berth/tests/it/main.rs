@@ -1,6 +1,8 @@
 //! `berth` CLI integration tests, driving the built binary.
 
+mod client;
 mod doctor;
+mod fake;
 mod generate;
 mod output;
 mod place;

@@ -247,3 +247,51 @@ fn an_unknown_format_is_a_usage_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("xml") && err.contains("json, yaml"), "{err}");
 }
+
+/// `berth ARGS` on a pseudo-terminal (util-linux `script`): what a user sees, stdout and
+/// stderr together.
+fn on_a_terminal(args: &[String]) -> String {
+    let cmd = std::iter::once(env!("CARGO_BIN_EXE_berth").to_owned())
+        .chain(args.iter().cloned())
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .output()
+        .expect("run script (util-linux)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn progress_is_drawn_on_a_terminal_unless_quiet() {
+    let args: Vec<String> = [
+        "place",
+        &repo("examples/heat/ha-clusters.yaml"),
+        "--topology",
+        &repo("examples/heat/room-rack-pm.yaml"),
+        "--time-limit",
+        "1",
+        "-o",
+        "table",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let seen = on_a_terminal(&args);
+    // The spinner's line: best cost and host bound, then the placement.
+    assert!(seen.contains("placing: best "), "{seen}");
+    assert!(
+        seen.contains(", bound ") && seen.contains("(gap "),
+        "{seen}"
+    );
+    assert!(seen.contains("RESOURCE"), "{seen}");
+    let mut quiet = args.clone();
+    quiet.push("--quiet".into());
+    let seen = on_a_terminal(&quiet);
+    assert!(!seen.contains("placing"), "{seen}");
+    assert!(seen.contains("RESOURCE"), "{seen}");
+}
