@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use reqwest::blocking::{Client, RequestBuilder};
 use serde_json::{Value, json};
 
-use crate::exit;
 use crate::output::{Done, Report};
+use crate::{exit, progress};
 
 /// Where the daemon is and how to authenticate.
 #[derive(clap::Args, Debug)]
@@ -308,7 +308,7 @@ fn report((status, body): (u16, Value)) -> Result<Done> {
 }
 
 /// Runs `berth plan ...`.
-pub fn plan(args: PlanArgs) -> Result<Done> {
+pub fn plan(args: PlanArgs, quiet: bool) -> Result<Done> {
     let api = Api::new(args.conn)?;
     match args.cmd {
         PlanCmd::Create {
@@ -338,12 +338,14 @@ pub fn plan(args: PlanArgs) -> Result<Done> {
                 bail!("the daemon answered without a plan id")
             };
             let started = Instant::now();
+            let live = progress::Live::start("waiting", quiet);
             loop {
                 let (s, v) = api.get(&format!("/v1/plans/{id}"))?;
                 let st = v["plans"][0]["status"]
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
+                live.say(format!("plan {id}: {st}"));
                 if s != 200 || ["done", "not found", "error"].contains(&st.as_str()) {
                     let mut done = report((s, v))?;
                     if st != "done" {

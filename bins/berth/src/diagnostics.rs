@@ -17,6 +17,11 @@ pub fn color_allowed(is_terminal: bool, env: impl Fn(&str) -> Option<String>) ->
         && env("TERM").is_none_or(|t| t != "dumb")
 }
 
+/// Whether stderr should get color.
+pub fn stderr_color() -> bool {
+    color_allowed(std::io::stderr().is_terminal(), |k| std::env::var(k).ok())
+}
+
 /// Whether stdout should get color.
 pub fn stdout_color() -> bool {
     color_allowed(std::io::stdout().is_terminal(), |k| std::env::var(k).ok())

@@ -98,7 +98,7 @@ fn run(command: Command, ui: Ui) -> anyhow::Result<Done> {
         Command::Solve(args) => solve::run(&args, ui),
         Command::Place(args) => place::run(&args, ui),
         Command::Assembly(cmd) => assembly::run(&cmd, ui),
-        Command::Plan(a) => client::plan(a),
+        Command::Plan(a) => client::plan(a, ui.quiet),
         Command::Reservation(a) => client::reservation(a),
         Command::Capacity(a) => client::capacity(a),
         Command::Instance(a) => client::instance(a),

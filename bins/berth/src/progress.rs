@@ -31,6 +31,11 @@ impl Live {
         Arc::new(Live { bar, what })
     }
 
+    /// Replaces the message (a status while waiting on a daemon).
+    pub fn say(&self, message: String) {
+        self.bar.set_message(message);
+    }
+
     /// Clears the spinner (the answer follows on stdout).
     pub fn finish(&self) {
         self.bar.finish_and_clear();

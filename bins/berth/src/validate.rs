@@ -35,9 +35,10 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
             match StaticProvider::parse(&text) {
                 Ok(p) => Some(p),
                 Err(berth_inventory::InventoryError::Invalid { diagnostics }) => {
-                    for d in &diagnostics {
-                        eprintln!("{}: {}: {d}", path.display(), d.severity);
-                    }
+                    let name = path.display().to_string();
+                    let color = diagnostics::stderr_color();
+                    eprint!("{}", diagnostics::render(&name, &text, &diagnostics, color));
+                    eprintln!("{name}: invalid inventory");
                     return Ok(Done::code(exit::DOMAIN));
                 }
                 Err(e) => {

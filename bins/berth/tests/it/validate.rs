@@ -377,3 +377,36 @@ fn has_issue_12_diagnostics_exit_1_where_solve_would_fail() {
     );
     assert_eq!((code, text.as_str()), (Some(0), "ok.yaml: valid\n"));
 }
+
+#[test]
+fn an_invalid_inventory_is_shown_like_a_template() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("inv.yaml"),
+        "candidates:\n  - candidate_id: a\n    inventory_type: clod\n",
+    )
+    .expect("write");
+    let t = repo().join("examples/templates/vcpe.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_berth"))
+        .args([
+            "validate",
+            "--inventory",
+            "inv.yaml",
+            t.to_str().expect("utf-8"),
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("run berth");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    expect_test::expect![[r#"
+        error: unknown inventory_type `clod`; expected one of cloud, service, transport, vfmodule, nssi, nsi, slice_profiles, nst
+          --> inv.yaml:3:21
+          |
+        3 |     inventory_type: clod
+          |                     ^^^^ at `candidates[0].inventory_type`
+
+        inv.yaml: invalid inventory
+    "#]]
+    .assert_eq(&String::from_utf8_lossy(&out.stderr));
+}
