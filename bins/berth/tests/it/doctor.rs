@@ -210,3 +210,37 @@ fn a_daemon_that_answers_is_healthy() {
         ["GET /healthz", "GET /readyz"]
     );
 }
+
+/// The cluster `.ci/postgres.sh start` runs: doctor connects and names the server's version.
+#[cfg(berth_test_postgres)]
+#[test]
+fn a_reachable_postgres_passes() {
+    let url = env!("BERTH_TEST_POSTGRES_URL");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = write(
+        dir.path(),
+        "pg.toml",
+        &format!("database_url = \"{url}\"\npg_schema = \"doctor_check\"\n"),
+    );
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    let c = checks(&o);
+    assert_eq!(status(&c, "database"), ["ok"], "{c:?}");
+    let db = c
+        .iter()
+        .find(|x| x["check"] == "database")
+        .expect("database");
+    let detail = db["detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("PostgreSQL ") && detail.ends_with(" answers"),
+        "{detail}"
+    );
+    // A schema name berthd would refuse.
+    let cfg = write(
+        dir.path(),
+        "bad.toml",
+        &format!("database_url = \"{url}\"\npg_schema = \"Bad-Name\"\n"),
+    );
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(status(&checks(&o), "database"), ["fail"]);
+}
