@@ -2,33 +2,49 @@
 //! the bound as the search improves. Drawn only when stderr is a terminal and not `--quiet`.
 
 use std::io::IsTerminal as _;
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Work shorter than this shows nothing (no flicker on quick commands).
+const SHOW_AFTER: Duration = Duration::from_millis(400);
 
 /// The display; the searches hold it as their `Progress`.
 pub struct Live {
     bar: ProgressBar,
     what: &'static str,
+    /// Stops the thread that shows the bar after [`SHOW_AFTER`].
+    shower: Mutex<Option<(Sender<()>, JoinHandle<()>)>>,
 }
 
 impl Live {
-    /// Starts a spinner saying `what` (e.g. "solving"), hidden unless stderr is a terminal
-    /// and `quiet` is off.
+    /// Starts a spinner saying `what` (e.g. "solving"), drawn after a moment if stderr is a
+    /// terminal and `quiet` is off; messages set before then show when it appears.
     pub fn start(what: &'static str, quiet: bool) -> Arc<Live> {
-        let bar = if quiet || !std::io::stderr().is_terminal() {
-            ProgressBar::hidden()
-        } else {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let bar = ProgressBar::hidden();
+        bar.set_message(what);
+        let shower = (!quiet && std::io::stderr().is_terminal()).then(|| {
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
                 bar.set_style(style);
             }
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        };
-        bar.set_message(what);
-        Arc::new(Live { bar, what })
+            let (tx, rx) = mpsc::channel::<()>();
+            let shown = bar.clone();
+            let thread = std::thread::spawn(move || {
+                if rx.recv_timeout(SHOW_AFTER) == Err(RecvTimeoutError::Timeout) {
+                    shown.set_draw_target(ProgressDrawTarget::stderr());
+                    shown.enable_steady_tick(Duration::from_millis(120));
+                }
+            });
+            (tx, thread)
+        });
+        Arc::new(Live {
+            bar,
+            what,
+            shower: Mutex::new(shower),
+        })
     }
 
     /// Replaces the message (a status while waiting on a daemon).
@@ -38,13 +54,18 @@ impl Live {
 
     /// Clears the spinner (the answer follows on stdout).
     pub fn finish(&self) {
+        let shower = self.shower.lock().map(|mut s| s.take()).unwrap_or_default();
+        if let Some((stop, thread)) = shower {
+            let _ = stop.send(());
+            let _ = thread.join();
+        }
         self.bar.finish_and_clear();
     }
 }
 
 impl Drop for Live {
     fn drop(&mut self) {
-        self.bar.finish_and_clear();
+        self.finish();
     }
 }
 

@@ -274,7 +274,7 @@ fn progress_is_drawn_on_a_terminal_unless_quiet() {
         "--topology",
         &repo("examples/heat/room-rack-pm.yaml"),
         "--time-limit",
-        "1",
+        "2",
         "-o",
         "table",
     ]
@@ -282,7 +282,7 @@ fn progress_is_drawn_on_a_terminal_unless_quiet() {
     .map(|s| (*s).to_owned())
     .collect();
     let seen = on_a_terminal(&args);
-    // The spinner's line: best cost and host bound, then the placement.
+    // The spinner's line (shown after a moment; the greedy placement's cost is known by then): best cost and host bound, then the placement.
     assert!(seen.contains("placing: best "), "{seen}");
     assert!(
         seen.contains(", bound ") && seen.contains("(gap "),
