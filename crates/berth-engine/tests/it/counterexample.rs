@@ -72,3 +72,28 @@ fn second_best_is_the_greedy_plan() {
     assert!((out.solutions[1].objective - 567.0).abs() < 1e-6);
     assert_eq!(chosen(&out, 1, "vGMuxInfra"), "mux-x");
 }
+
+/// Records what the search reports through `PlanOptions::progress`.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<(f64, Option<f64>)>>);
+
+impl berth_engine::Progress for Recorder {
+    fn improved(&self, best: f64, bound: Option<f64>) {
+        self.0.lock().expect("recorder").push((best, bound));
+    }
+}
+
+#[test]
+fn progress_reports_end_at_the_222_km_plan() {
+    let rec = std::sync::Arc::new(Recorder::default());
+    let o = berth_engine::PlanOptions {
+        progress: Some(rec.clone()),
+        ..opts()
+    };
+    let out = run(TEMPLATE, INVENTORY, &o).unwrap();
+    let seen = rec.0.lock().unwrap().clone();
+    let (best, bound) = *seen.last().expect("at least one report");
+    assert!((best - out.solutions[0].objective).abs() < 1e-6, "{seen:?}");
+    assert!((best - 222.0).abs() < 1e-6, "{seen:?}");
+    assert!(bound.is_none_or(|b| b <= best + 1e-6), "{seen:?}");
+}
