@@ -38,7 +38,7 @@ pub struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Output format of commands that print data (default: each command's usual view:
-    /// text for validate, table for solve, JSON for place and the daemon commands).
+    /// text for validate, assembly and doctor, table for solve, JSON for the others).
     /// `--format` is the older spelling.
     #[arg(
         short = 'o',
