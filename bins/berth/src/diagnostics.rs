@@ -27,6 +27,14 @@ pub fn stdout_color() -> bool {
     color_allowed(std::io::stdout().is_terminal(), |k| std::env::var(k).ok())
 }
 
+/// Prints diagnostics on stderr (color when stderr is a terminal).
+pub fn eprint(name: &std::path::Path, source: &str, diags: &[Diagnostic]) {
+    if !diags.is_empty() {
+        let name = name.display().to_string();
+        eprint!("{}", render(&name, source, diags, stderr_color()));
+    }
+}
+
 /// Renders every diagnostic of `source` (named `name`), in order.
 pub fn render(name: &str, source: &str, diags: &[Diagnostic], color: bool) -> String {
     let file = SimpleFile::new(name, source);

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use berth_placement::{Catalog, Instance, Objective, Options, Placement, Status};
 
 use crate::output::{Done, Report, View};
-use crate::{Ui, exit, progress};
+use crate::{Ui, diagnostics, exit, progress};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -71,9 +71,7 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
         .transpose()?;
 
     let loaded = berth_heat::load(&template_text);
-    for d in &loaded.diagnostics {
-        eprintln!("{}: {}: {d}", args.template.display(), d.severity);
-    }
+    diagnostics::eprint(&args.template, &template_text, &loaded.diagnostics);
     let Some(template) = loaded.template else {
         return Ok(Done::code(exit::DOMAIN));
     };

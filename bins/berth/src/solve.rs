@@ -10,7 +10,7 @@ use berth_engine::{
 use berth_inventory::{Inventory, InventoryError, StaticProvider};
 
 use crate::output::{Done, Format, Report, View};
-use crate::{Ui, exit, input, progress};
+use crate::{Ui, diagnostics, exit, input, progress};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -78,9 +78,7 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
         ..Default::default()
     };
     let analysis = berth_template::analyze(&loaded.text, &opts);
-    for d in &analysis.diagnostics {
-        eprintln!("{}: {}: {d}", args.template.display(), d.severity);
-    }
+    diagnostics::eprint(&args.template, &loaded.text, &analysis.diagnostics);
     let Some(template) = analysis.template else {
         let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
         let e = EngineError::InvalidInput {
@@ -96,7 +94,7 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
     let mut inventory = match Inventory::parse(&text) {
         Ok(inv) => inv,
         Err(e) => {
-            report_inventory_error(&args.inventory, &e);
+            report_inventory_error(&args.inventory, &text, &e);
             let err = EngineError::InvalidInput {
                 problems: vec![format!("inventory {} is invalid", args.inventory.display())],
             };
@@ -198,13 +196,9 @@ fn fail(format: Format, e: &EngineError) -> Done {
     }
 }
 
-fn report_inventory_error(path: &Path, e: &InventoryError) {
+fn report_inventory_error(path: &Path, text: &str, e: &InventoryError) {
     match e {
-        InventoryError::Invalid { diagnostics } => {
-            for d in diagnostics {
-                eprintln!("{}: {}: {d}", path.display(), d.severity);
-            }
-        }
+        InventoryError::Invalid { diagnostics } => diagnostics::eprint(path, text, diagnostics),
         other => eprintln!("{}: error: {other}", path.display()),
     }
 }

@@ -35,10 +35,8 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
             match StaticProvider::parse(&text) {
                 Ok(p) => Some(p),
                 Err(berth_inventory::InventoryError::Invalid { diagnostics }) => {
-                    let name = path.display().to_string();
-                    let color = diagnostics::stderr_color();
-                    eprint!("{}", diagnostics::render(&name, &text, &diagnostics, color));
-                    eprintln!("{name}: invalid inventory");
+                    diagnostics::eprint(path, &text, &diagnostics);
+                    eprintln!("{}: invalid inventory", path.display());
                     return Ok(Done::code(exit::DOMAIN));
                 }
                 Err(e) => {
