@@ -294,7 +294,12 @@ impl Api {
 }
 
 /// The body to print and the exit code of the status (5xx: 2, other errors: 1).
-fn report((status, body): (u16, Value)) -> Result<Done> {
+fn report(answer: (u16, Value)) -> Result<Done> {
+    report_rows(answer, None)
+}
+
+/// [`report`] whose table shows the answer's `list` member (one row per reservation, pool).
+fn report_rows((status, body): (u16, Value), list: Option<&str>) -> Result<Done> {
     let code = match status {
         200..=299 => exit::OK,
         500..=599 => exit::USAGE,
@@ -303,7 +308,11 @@ fn report((status, body): (u16, Value)) -> Result<Done> {
     Ok(if body.is_null() {
         Done::code(code)
     } else {
-        Done::new(Report::json(body, &[]), code)
+        let report = match list {
+            Some(list) => Report::json_rows(body, list),
+            None => Report::json(body, &[]),
+        };
+        Done::new(report, code)
     })
 }
 
@@ -390,9 +399,10 @@ pub fn reservation(args: ReservationArgs) -> Result<Done> {
         ReservationCmd::Cancel { id } => {
             report(api.post("/cancel-reservation", &json!({"reservation-id": id}))?)
         }
-        ReservationCmd::Query { zone } => {
-            report(api.post("/query-reservation", &json!({"zone": zone}))?)
-        }
+        ReservationCmd::Query { zone } => report_rows(
+            api.post("/query-reservation", &json!({"zone": zone}))?,
+            Some("details"),
+        ),
     }
 }
 
@@ -404,10 +414,13 @@ pub fn capacity(args: CapacityArgs) -> Result<Done> {
             zone,
             provider,
             timeline,
-        } => report(api.post(
-            "/query-capacity",
-            &json!({"zone": zone, "provider": provider, "show-utilization": timeline}),
-        )?),
+        } => report_rows(
+            api.post(
+                "/query-capacity",
+                &json!({"zone": zone, "provider": provider, "show-utilization": timeline}),
+            )?,
+            Some("capacity"),
+        ),
         CapacityCmd::Increase { spec } => report(api.post("/increase-capacity", &spec.body())?),
         CapacityCmd::Decrease { spec } => report(api.post("/decrease-capacity", &spec.body())?),
     }

@@ -76,6 +76,17 @@ impl Report {
         }
     }
 
+    /// A report of one JSON value whose table shows the member `list` (when present): the
+    /// rows an answer is about, beside its other members.
+    pub fn json_rows(value: Value, list: &str) -> Report {
+        let table = View::Grid(Table::from_json(value.get(list).unwrap_or(&value), &[]));
+        Report {
+            data: Data::One(value),
+            table,
+            text: None,
+        }
+    }
+
     /// The report in `format`.
     pub fn render(&self, format: Format) -> Result<String> {
         match format {
@@ -141,41 +152,43 @@ impl Table {
     }
 
     /// A table of any JSON value: an array of objects (or an object holding exactly one such
-    /// array, like `{"plans": [...]}`) is one row per element; any other object is one row per
-    /// key (`KEY`, `VALUE`). `columns` picks and orders the columns of rows (all scalar keys
-    /// of the first element when empty).
+    /// array, like `{"plans": [...]}`) is one row per element; an object of objects (like
+    /// `{"pool-a": {...}, "pool-b": {...}}`) is one row per key, the key first; any other
+    /// object is one row per key (`KEY`, `VALUE`). `columns` picks and orders the columns of
+    /// rows (`a.b` reaches into nested objects); when empty, every scalar field of the
+    /// elements and of the objects directly inside them, in order of appearance.
     pub fn from_json(value: &Value, columns: &[&str]) -> Table {
-        if let Some(items) = row_list(value) {
-            let keys: Vec<String> = if columns.is_empty() {
-                let mut keys: Vec<String> = Vec::new();
-                for item in items {
-                    if let Value::Object(m) = item {
-                        for (k, v) in m {
-                            if !(v.is_object() || v.is_array() || keys.contains(k)) {
-                                keys.push(k.clone());
-                            }
-                        }
+        let keyed = match value {
+            Value::Object(m) if !m.is_empty() && m.values().all(Value::is_object) => Some(m),
+            _ => None,
+        };
+        let items: Vec<(Option<&String>, &Value)> = match (row_list(value), keyed) {
+            (Some(items), _) => items.iter().map(|v| (None, v)).collect(),
+            (None, Some(m)) => m.iter().map(|(k, v)| (Some(k), v)).collect(),
+            (None, None) => return key_value(value),
+        };
+        let keys: Vec<String> = if columns.is_empty() {
+            let mut keys: Vec<String> = Vec::new();
+            for (_, item) in &items {
+                for k in scalar_paths(item) {
+                    if !keys.contains(&k) {
+                        keys.push(k);
                     }
                 }
-                keys
-            } else {
-                columns.iter().map(|c| (*c).to_owned()).collect()
-            };
-            let mut t = Table::new(&keys.iter().map(String::as_str).collect::<Vec<_>>());
-            for item in items {
-                t.row(keys.iter().map(|k| cell(pointer(item, k))).collect());
             }
-            return t;
+            keys
+        } else {
+            columns.iter().map(|c| (*c).to_owned()).collect()
+        };
+        let mut headers: Vec<&str> = Vec::new();
+        if keyed.is_some() && row_list(value).is_none() {
+            headers.push("key");
         }
-        let mut t = Table::new(&["key", "value"]);
-        match value {
-            Value::Object(m) => {
-                for (k, v) in m {
-                    t.row(vec![k.clone(), cell(Some(v))]);
-                }
-            }
-            Value::Null => {}
-            other => t.row(vec![String::new(), cell(Some(other))]),
+        headers.extend(keys.iter().map(String::as_str));
+        let mut t = Table::new(&headers);
+        for (name, item) in items {
+            let cells = keys.iter().map(|k| cell(pointer(item, k)));
+            t.row(name.cloned().into_iter().chain(cells).collect());
         }
         t
     }
@@ -196,6 +209,41 @@ impl Table {
         }
         out
     }
+}
+
+/// `KEY VALUE` rows of an object (one row for a scalar, none for null).
+fn key_value(value: &Value) -> Table {
+    let mut t = Table::new(&["key", "value"]);
+    match value {
+        Value::Object(m) => {
+            for (k, v) in m {
+                t.row(vec![k.clone(), cell(Some(v))]);
+            }
+        }
+        Value::Null => {}
+        other => t.row(vec![String::new(), cell(Some(other))]),
+    }
+    t
+}
+
+/// The scalar fields of an object and of the objects directly inside it (`a`, `b.c`).
+fn scalar_paths(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Value::Object(m) = v {
+        for (k, v) in m {
+            match v {
+                Value::Object(inner) => out.extend(
+                    inner
+                        .iter()
+                        .filter(|(_, x)| !(x.is_object() || x.is_array()))
+                        .map(|(ik, _)| format!("{k}.{ik}")),
+                ),
+                Value::Array(_) => {}
+                _ => out.push(k.clone()),
+            }
+        }
+    }
+    out
 }
 
 /// The elements to make rows of: the value itself if an array of objects, or the one array

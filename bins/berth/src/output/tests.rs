@@ -45,9 +45,9 @@ fn yaml_holds_the_same_data_in_order() {
 fn a_list_of_objects_is_a_table_with_every_scalar_column() {
     let out = plans().render(Format::Table).unwrap();
     expect_test::expect![[r#"
-        ID  NAME  STATUS   EXTRA
-        p1  vcpe  done
-        p2  edge  solving  3
+        ID  NAME  STATUS   META.K  EXTRA
+        p1  vcpe  done     1
+        p2  edge  solving          3
     "#]]
     .assert_eq(&out);
     // No text view: `text` is the table.
@@ -122,4 +122,33 @@ fn rows_are_padded_to_the_headers() {
     assert_eq!(t.rows[0], ["1", "", ""]);
     assert_eq!(t.rows[1], ["1", "2", "3"]);
     assert_eq!(t.render(), "A  B  C\n1\n1  2  3\n");
+}
+
+#[test]
+fn an_object_of_objects_is_a_row_per_key() {
+    let capacity = json!({
+        "result": "ok",
+        "capacity": {
+            "z1/p": {"cores": {"total": 64, "reserved": 8}, "ram": 1024},
+            "z2/p": {"cores": {"total": 32, "reserved": 0}, "ram": 512}
+        }
+    });
+    let r = Report::json_rows(capacity.clone(), "capacity");
+    expect_test::expect![[r#"
+        KEY   CORES.TOTAL  CORES.RESERVED  RAM
+        z1/p  64           8               1024
+        z2/p  32           0               512
+    "#]]
+    .assert_eq(&r.render(Format::Table).unwrap());
+    // The data stays whole.
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.render(Format::Json).unwrap()).unwrap(),
+        capacity
+    );
+    // No such member: the whole answer.
+    let r = Report::json_rows(json!({"result": "ok"}), "capacity");
+    assert_eq!(
+        r.render(Format::Table).unwrap(),
+        "KEY     VALUE\nresult  ok\n"
+    );
 }

@@ -82,3 +82,51 @@ fn a_conflict_is_printed_in_the_chosen_format_and_exits_1() {
     .expect("json body");
     assert_eq!(body, json!({"zone": "z", "capacity": {"cores": 5}}));
 }
+
+#[test]
+fn queries_tabulate_their_reservations_and_pools() {
+    let reservations = json!({
+        "reservations": ["r1", "r2"],
+        "details": [
+            {"reservation-id": "r1", "zone": "z", "capacity": {"cores": 5, "ram": 2048}, "active": true},
+            {"reservation-id": "r2", "zone": "z", "capacity": {"cores": 1}, "active": false}
+        ],
+        "utilization": [{"pool": "z/p", "points": []}]
+    });
+    let capacity = json!({
+        "collections": ["ResourcePool:z/p"],
+        "capacity": {"z/p": {"cores": {"total": 64, "reserved": 6}}},
+        "utilization": []
+    });
+    let (addr, server) = fake::serve(vec![
+        (200, reservations.to_string()),
+        (200, capacity.to_string()),
+    ]);
+    let url = format!("http://{addr}");
+    let out = berth(&[
+        "reservation",
+        "query",
+        "--zone",
+        "z",
+        "--url",
+        &url,
+        "-o",
+        "table",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    expect_test::expect![[r#"
+        RESERVATION-ID  ZONE  CAPACITY.CORES  CAPACITY.RAM  ACTIVE
+        r1              z     5               2048          true
+        r2              z     1                             false
+    "#]]
+    .assert_eq(&String::from_utf8_lossy(&out.stdout));
+    let out = berth(&["capacity", "query", "--url", &url, "-o", "table"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "KEY  CORES.TOTAL  CORES.RESERVED\nz/p  64           6\n"
+    );
+    let seen = server.join().expect("server");
+    assert!(seen[0].starts_with("POST /query-reservation"), "{seen:?}");
+    assert!(seen[1].starts_with("POST /query-capacity"), "{seen:?}");
+}
