@@ -445,7 +445,7 @@ pub fn instance(args: InstanceArgs) -> Result<Done> {
 
 /// The certificates of a PEM bundle; an unreadable file or one without a certificate is an
 /// error naming the file.
-fn ca_certificates(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>> {
+pub fn ca_certificates(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>> {
     let pem =
         std::fs::read(path).with_context(|| format!("cannot read CA file {}", path.display()))?;
     let certs = reqwest::Certificate::from_pem_bundle(&pem)

@@ -455,10 +455,7 @@ fn inventory(cfg: &Config) -> Vec<Check> {
 fn tls(cfg: &Config) -> Vec<Check> {
     let mut out = Vec::new();
     match (&cfg.server.tls_cert, &cfg.server.tls_key) {
-        (Some(cert), Some(key)) => {
-            out.push(pem_file("tls cert", cert, "CERTIFICATE"));
-            out.push(pem_file("tls key", key, "PRIVATE KEY"));
-        }
+        (Some(cert), Some(key)) => out.push(tls_pair(cert, key)),
         _ if !cfg.listen.ip().is_loopback() => out.push(
             check(
                 "tls",
@@ -470,40 +467,80 @@ fn tls(cfg: &Config) -> Vec<Check> {
         _ => out.push(check("tls", Status::Ok, "plain HTTP on a loopback address")),
     }
     if let Some(ca) = &cfg.notify.ca_file {
-        out.push(pem_file("notify ca", ca, "CERTIFICATE"));
+        out.push(match crate::client::ca_certificates(ca) {
+            Ok(certs) => check(
+                "notify ca",
+                Status::Ok,
+                format!("{}: {} certificate(s)", ca.display(), certs.len()),
+            ),
+            Err(e) => check("notify ca", Status::Fail, format!("{e:#}"))
+                .fix("give [notify] ca_file a PEM bundle the berthd user may read"),
+        });
     }
     out
 }
 
-/// A PEM file that is readable and holds a `BEGIN … <what>` block.
-fn pem_file(name: &'static str, path: &Path, what: &str) -> Check {
-    match std::fs::read_to_string(path) {
-        Err(e) => check(
-            name,
-            Status::Fail,
-            format!("cannot read {}: {e}", path.display()),
-        )
-        .fix("check the path and that the berthd user may read it"),
-        Ok(text) => {
-            let blocks = text
-                .lines()
-                .filter(|l| l.starts_with("-----BEGIN ") && l.contains(what))
-                .count();
-            if blocks == 0 {
-                check(
-                    name,
-                    Status::Fail,
-                    format!("{} holds no PEM `{what}` block", path.display()),
-                )
-                .fix(format!("give a PEM file with `-----BEGIN {what}-----`"))
-            } else {
-                check(
-                    name,
-                    Status::Ok,
-                    format!("{}: {blocks} PEM {what} block(s)", path.display()),
-                )
-            }
+/// The listener's certificate chain and key, loaded as berthd loads them (rustls): both
+/// parse, and the key belongs to the leaf certificate.
+fn tls_pair(cert: &Path, key: &Path) -> Check {
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let unreadable = |p: &Path| {
+        std::fs::File::open(p)
+            .err()
+            .map(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    if let Some(e) = unreadable(cert).or_else(|| unreadable(key)) {
+        return check("tls", Status::Fail, e)
+            .fix("check the path and that the berthd user may read it");
+    }
+    let chain = match CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+    {
+        Ok(chain) if !chain.is_empty() => chain,
+        _ => {
+            return check(
+                "tls",
+                Status::Fail,
+                format!("tls_cert {}: no PEM certificate in it", cert.display()),
+            )
+            .fix("give a PEM file with `-----BEGIN CERTIFICATE-----` blocks, leaf first");
         }
+    };
+    let Ok(key_der) = PrivateKeyDer::from_pem_file(key) else {
+        return check(
+            "tls",
+            Status::Fail,
+            format!("tls_key {}: no PEM private key in it", key.display()),
+        )
+        .fix("give a PEM private key (PKCS#8, PKCS#1 or SEC1)");
+    };
+    let n = chain.len();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let fits = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_no_client_auth().with_single_cert(chain, key_der));
+    match fits {
+        Ok(Ok(_)) => check(
+            "tls",
+            Status::Ok,
+            format!(
+                "{}: {n} certificate(s), key {} fits",
+                cert.display(),
+                key.display()
+            ),
+        ),
+        Ok(Err(e)) | Err(e) => check(
+            "tls",
+            Status::Fail,
+            format!(
+                "tls_key {} does not fit tls_cert {}: {e}",
+                key.display(),
+                cert.display()
+            ),
+        )
+        .fix("give the key the certificate was issued for"),
     }
 }
 

@@ -59,25 +59,46 @@ fn sqlite_paths_existing_new_and_impossible() {
     assert_eq!(sqlite("sqlite::memory:").status, Status::Warn);
 }
 
+/// A self-signed certificate and its key, PEM.
+fn pair(name: &str) -> (String, String) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec![name.to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
 #[test]
-fn pem_files_need_their_block() {
+fn tls_files_load_as_berthd_loads_them() {
     let dir = tempfile::tempdir().unwrap();
-    let cert = dir.path().join("c.pem");
-    std::fs::write(
-        &cert,
-        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-    )
-    .unwrap();
-    assert_eq!(
-        pem_file("tls cert", &cert, "CERTIFICATE").status,
-        Status::Ok
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let (cert_a, key_a) = pair("a");
+    let (_, key_b) = pair("b");
+    let (cert, key, other) = (
+        file("a.pem", &cert_a),
+        file("a.key", &key_a),
+        file("b.key", &key_b),
     );
-    let c = pem_file("tls key", &cert, "PRIVATE KEY");
+    let c = tls_pair(&cert, &key);
+    assert_eq!(c.status, Status::Ok, "{c:?}");
+    let fits = format!("1 certificate(s), key {} fits", key.display());
+    assert!(c.detail.ends_with(&fits), "{c:?}");
+    let c = tls_pair(&cert, &other);
     assert_eq!(c.status, Status::Fail);
-    assert!(c.detail.contains("no PEM `PRIVATE KEY` block"), "{c:?}");
-    let c = pem_file("tls key", &dir.path().join("missing.pem"), "PRIVATE KEY");
+    assert!(c.detail.contains("does not fit"), "{c:?}");
+    let c = tls_pair(&key, &key);
     assert_eq!(c.status, Status::Fail);
+    assert!(c.detail.contains("no PEM certificate"), "{c:?}");
+    let c = tls_pair(&cert, &cert);
+    assert!(c.detail.contains("no PEM private key"), "{c:?}");
+    let c = tls_pair(&dir.path().join("missing.pem"), &key);
     assert!(c.detail.starts_with("cannot read"), "{c:?}");
+    assert!(!c.fix.is_empty());
 }
 
 #[test]

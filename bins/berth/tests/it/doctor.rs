@@ -42,21 +42,18 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 fn a_good_config_passes_every_check() {
     let dir = tempfile::tempdir().expect("tempdir");
     let inventory = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/inventory.yaml");
-    let cert = write(
-        dir.path(),
-        "c.pem",
-        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-    );
-    let key = write(
-        dir.path(),
-        "k.pem",
-        "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n",
-    );
+    let key_pair = rcgen::KeyPair::generate().expect("key");
+    let certificate = rcgen::CertificateParams::new(vec!["berth.example".to_owned()])
+        .expect("params")
+        .self_signed(&key_pair)
+        .expect("certificate");
+    let cert = write(dir.path(), "c.pem", &certificate.pem());
+    let key = write(dir.path(), "k.pem", &key_pair.serialize_pem());
     let cfg = write(
         dir.path(),
         "berth.toml",
         &format!(
-            "listen = \"0.0.0.0:8091\"\ndatabase_url = \"sqlite://{}/data/berth.db\"\ninventory = \"{}\"\ncredential_key = \"{}\"\n[server]\ntls_cert = \"{cert}\"\ntls_key = \"{key}\"\n[auth]\ntokens = [\"t\"]\nread_tokens = [\"r\"]\n",
+            "listen = \"0.0.0.0:8091\"\ndatabase_url = \"sqlite://{}/data/berth.db\"\ninventory = \"{}\"\ncredential_key = \"{}\"\n[server]\ntls_cert = \"{cert}\"\ntls_key = \"{key}\"\n[notify]\nca_file = \"{cert}\"\n[auth]\ntokens = [\"t\"]\nread_tokens = [\"r\"]\n",
             dir.path().display(),
             inventory.display(),
             "ab".repeat(32),
@@ -76,8 +73,8 @@ fn a_good_config_passes_every_check() {
         ("credential key", vec!["ok"]),
         ("database", vec!["ok"]),
         ("inventory", vec!["ok"]),
-        ("tls cert", vec!["ok"]),
-        ("tls key", vec!["ok"]),
+        ("tls", vec!["ok"]),
+        ("notify ca", vec!["ok"]),
     ] {
         assert_eq!(status(&c, name), want, "{name}: {c:?}");
     }
