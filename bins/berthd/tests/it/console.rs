@@ -1,0 +1,430 @@
+//! The web console in a real headless Chromium, driven over WebDriver (chromedriver, plain
+//! JSON over HTTP): every page loads behind HTTP Basic, the timeline shows a reservation made
+//! through the API, and another one made while the page is open (server-sent events, no
+//! reload), the utilization plot draws the "available" line, a plan made through the API
+//! appears with its recommendation, the rack view draws a placement, and the browser's console
+//! log holds no error. `BERTH_SCREENSHOTS=1` saves each page into `docs/guide/img/`.
+//!
+//! Chromium and chromedriver come from Debian packages (`apt-get install chromium
+//! chromium-driver`; `.ci/run` installs them) or `BERTH_CHROMIUM` / `BERTH_CHROMEDRIVER`.
+//! Without them the test fails under `CI=true` and otherwise says loudly that it skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+use crate::db::Db;
+use crate::{TEMPLATE, client, free_port, post, start_env, terminate, wait_plan};
+
+const USER: &str = "operator";
+const PASSWORD: &str = "console-pw";
+
+const INVENTORY: &str = "
+candidates:
+  - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10, cloud_owner: att, location_id: dfw, city: Dallas, state: TX, country: USA, capacity: {cores: 64, ram: 262144, instances: 32}}
+  - {candidate_id: nyc, inventory_type: cloud, latitude: 40.7, longitude: -74.0, cost: 5, city: New York, state: NY, country: USA, capacity: {cores: 64, ram: 262144, instances: 32}}
+";
+
+/// The first of `names` found on `PATH`.
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Chromium and chromedriver, from the environment or `PATH`.
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    let chromium = std::env::var_os("BERTH_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| on_path(&["chromium", "chromium-browser", "google-chrome"]))?;
+    let driver = std::env::var_os("BERTH_CHROMEDRIVER")
+        .map(PathBuf::from)
+        .or_else(|| on_path(&["chromedriver"]))?;
+    Some((chromium, driver))
+}
+
+/// A chromedriver this test started; killed (by its id) when dropped.
+struct Driver {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One WebDriver session.
+struct Session {
+    http: Client,
+    url: String,
+}
+
+impl Session {
+    fn new(driver: &Driver, chromium: &Path) -> Session {
+        let http = Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                // Root in CI containers: no sandbox; a small /dev/shm: no shared memory.
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=1360,900",
+                         "--no-first-run", "--no-default-browser-check"],
+            },
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }}});
+        let mut last = String::new();
+        // chromedriver takes a moment to listen.
+        for _ in 0..100 {
+            match http
+                .post(format!("{}/session", driver.base))
+                .json(&caps)
+                .send()
+            {
+                Ok(r) => {
+                    let v: Value = r.json().unwrap_or(Value::Null);
+                    if let Some(id) = v["value"]["sessionId"].as_str() {
+                        return Session {
+                            http,
+                            url: format!("{}/session/{id}", driver.base),
+                        };
+                    }
+                    panic!("chromedriver refused a session: {v}");
+                }
+                Err(e) => last = e.to_string(),
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("chromedriver did not answer: {last}");
+    }
+
+    fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut req = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let v: Value = req.send().unwrap().json().unwrap();
+        if v["value"]["error"].is_string() {
+            panic!("webdriver {path}: {}", v["value"]);
+        }
+        v["value"].clone()
+    }
+
+    fn go(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", Some(json!({"url": url})));
+    }
+
+    fn js(&self, script: &str) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+    }
+
+    /// Waits (20 s at most) until `script` returns true.
+    fn wait(&self, what: &str, script: &str) {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(20) {
+            if self.js(script) == Value::Bool(true) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let page = self.js("return document.body.innerText.slice(0, 2000)");
+        panic!(
+            "timed out waiting for {what}; page: {page}; browser log: {:?}",
+            self.log()
+        );
+    }
+
+    /// The browser's console log since the last call: (level, message).
+    fn log(&self) -> Vec<(String, String)> {
+        let v = self.call(
+            reqwest::Method::POST,
+            "/se/log",
+            Some(json!({"type": "browser"})),
+        );
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                (
+                    e["level"].as_str().unwrap_or_default().to_owned(),
+                    e["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// Saves the viewport as `docs/guide/img/<name>.png` when `BERTH_SCREENSHOTS=1`.
+    fn screenshot(&self, name: &str) {
+        if std::env::var("BERTH_SCREENSHOTS").as_deref() != Ok("1") {
+            return;
+        }
+        let b64 = self.call(reqwest::Method::GET, "/screenshot", None);
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide/img");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    fn end(self) {
+        let _ = self.http.delete(&self.url).send();
+    }
+}
+
+fn api(c: &Client, base: &str, path: &str, body: Value) -> Value {
+    let r = c
+        .post(format!("{base}{path}"))
+        .basic_auth(USER, Some(PASSWORD))
+        .json(&body)
+        .send()
+        .unwrap();
+    let status = r.status().as_u16();
+    let v: Value = r.json().unwrap_or(Value::Null);
+    assert!(status < 300, "{path}: {status} {v}");
+    v
+}
+
+fn in_hours(h: i64) -> String {
+    (chrono::Utc::now() + chrono::TimeDelta::hours(h)).to_rfc3339()
+}
+
+#[test]
+fn console_in_chromium_shows_live_reservations_plans_and_racks() {
+    let Some((chromium, chromedriver)) = browser() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!(
+                "CI=true but Chromium or chromedriver is missing; expected `apt-get install chromium chromium-driver` (or BERTH_CHROMIUM / BERTH_CHROMEDRIVER)"
+            );
+        }
+        eprintln!(
+            "\n*** SKIPPED console_in_chromium_shows_live_reservations_plans_and_racks: no chromium + chromedriver on PATH (apt-get install chromium chromium-driver) ***\n"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("inventory.yaml"), INVENTORY).unwrap();
+    let db = Db::sqlite(dir.path());
+    let port = free_port();
+    let mut d = start_env(
+        dir.path(),
+        port,
+        &db,
+        &[("BERTH_BASIC_AUTH", &format!("{USER}:{PASSWORD}"))],
+    );
+    let c = client();
+    let base = d.base.clone();
+
+    // Unauthenticated, the console is refused like the API, and asks for Basic credentials.
+    let r = c.get(format!("{base}/ui/")).send().unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert!(
+        r.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with("Basic")
+    );
+
+    // A provider, capacity, a reservation with an instance, and a capacity cut.
+    let v = api(
+        &c,
+        &base,
+        "/add-provider",
+        json!({"provider-type": "openstack", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "tenant": {"name": "promise"}}),
+    );
+    let os = v["provider-id"].as_str().unwrap().to_owned();
+    api(
+        &c,
+        &base,
+        "/increase-capacity",
+        json!({"zone": "edge", "source": format!("ResourceProvider:{os}"), "capacity": {"cores": "32", "ram": "65536", "instances": "16"}}),
+    );
+    let v = api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "8", "ram": "16384", "instances": "4"}, "start": in_hours(1), "end": in_hours(20)}),
+    );
+    let first = v["reservation-id"].as_str().unwrap().to_owned();
+    let v = api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "4", "ram": "8192", "instances": "2"}, "end": in_hours(30)}),
+    );
+    let running = v["reservation-id"].as_str().unwrap().to_owned();
+    api(
+        &c,
+        &base,
+        "/create-instance",
+        json!({"reservation-id": running, "name": "vm1", "capacity": {"instances": 1, "cores": 2, "ram": 4096}}),
+    );
+
+    let driver_port = free_port();
+    let driver = Driver {
+        child: Command::new(&chromedriver)
+            .arg(format!("--port={driver_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        base: format!("http://127.0.0.1:{driver_port}"),
+    };
+    let s = Session::new(&driver, &chromium);
+    let ui = format!("http://{USER}:{PASSWORD}@127.0.0.1:{port}/ui/");
+
+    // Timeline: the reservation made before the page opened.
+    s.go(&format!("{ui}#timeline"));
+    s.wait(
+        "the live event stream",
+        "return document.body.dataset.live === 'on'",
+    );
+    s.wait(
+        "the first reservation on the timeline",
+        &format!("return !!document.querySelector('[data-reservation-id=\"{first}\"]')"),
+    );
+    s.wait(
+        "an allocation on the timeline",
+        "return document.querySelectorAll('[data-allocation-id]').length === 1",
+    );
+    assert_eq!(
+        s.js("return document.querySelector('[data-pool] .pool-label').textContent"),
+        json!(format!("edge/{os}"))
+    );
+
+    // One made while the page is open arrives over SSE: the page is not reloaded.
+    s.js("window.__berthMarker = 42; return true");
+    let v = api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "16", "ram": "32768", "instances": "8"}, "start": in_hours(6), "end": in_hours(40)}),
+    );
+    let live = v["reservation-id"].as_str().unwrap().to_owned();
+    s.wait(
+        "the reservation made while the page was open",
+        &format!("return !!document.querySelector('[data-reservation-id=\"{live}\"]')"),
+    );
+    assert_eq!(s.js("return window.__berthMarker"), json!(42), "reloaded");
+    api(
+        &c,
+        &base,
+        "/decrease-capacity",
+        json!({"source": format!("ResourcePool:edge/{os}"), "capacity": {"cores": "4"}, "start": in_hours(30)}),
+    );
+    s.wait(
+        "the capacity change marker",
+        "return !!document.querySelector('[data-capacity-change=\"cores\"]')",
+    );
+    // Zoom buttons change the window.
+    let before = s.js("return document.getElementById('tl-range').textContent");
+    s.js("document.getElementById('tl-zoom-out').click(); return true");
+    assert_ne!(
+        s.js("return document.getElementById('tl-range').textContent"),
+        before
+    );
+    s.js("document.querySelector('[data-span=\"86400000\"]').click(); return true");
+    s.wait(
+        "the timeline after zooming",
+        &format!("return !!document.querySelector('[data-reservation-id=\"{live}\"]')"),
+    );
+    s.screenshot("console-timeline");
+
+    // Utilization of the pool: one plot per dimension with the available line.
+    s.go(&format!("{ui}#utilization"));
+    s.wait(
+        "the utilization plots",
+        "return document.querySelectorAll('svg[data-dimension] [data-line=available]').length === 3",
+    );
+    let title = s.js("return document.querySelector('.plot h3').textContent");
+    assert!(title.as_str().unwrap().contains("capacity 32"), "{title}");
+    s.screenshot("console-utilization");
+
+    // A plan made through the API appears with its recommendation; one made while the page is
+    // open arrives too.
+    let r = c
+        .post(format!("{base}/v1/plans"))
+        .basic_auth(USER, Some(PASSWORD))
+        .json(&json!({"name": "vcpe-dallas", "template": TEMPLATE, "num_solution": "1", "timeout": 30}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let pid = r.json::<Value>().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    s.go(&format!("{ui}#plans"));
+    s.wait(
+        "the plan's recommendation",
+        &format!(
+            "const p = document.querySelector('[data-plan-id=\"{pid}\"]'); return !!p && !!p.querySelector('[data-recommendation=\"vG\"]')"
+        ),
+    );
+    let rec = s.js(&format!(
+        "return document.querySelector('[data-plan-id=\"{pid}\"] [data-recommendation=\"vG\"]').textContent"
+    ));
+    assert!(rec.as_str().unwrap().contains("dfw"), "{rec}");
+    let (code, second) = post(
+        &c,
+        &d,
+        "/v1/plans",
+        json!({"name": "while-open", "template": TEMPLATE, "num_solution": "1", "timeout": 30}),
+    );
+    assert_eq!(code, 201, "{second}");
+    let second = second["id"].as_str().unwrap().to_owned();
+    assert_eq!(wait_plan(&c, &d, &second)["status"], "done");
+    s.wait(
+        "the plan made while the page was open",
+        &format!(
+            "const p = document.querySelector('[data-plan-id=\"{second}\"]'); return !!p && p.dataset.status === 'done'"
+        ),
+    );
+    assert_eq!(
+        s.js(&format!(
+            "return document.querySelector('[data-plan-id=\"{pid}\"] [data-objective]').textContent !== ''"
+        )),
+        json!(true)
+    );
+    s.screenshot("console-plans");
+
+    // The rack view places the bundled example template on the bundled room.
+    s.go(&format!("{ui}#racks"));
+    s.wait(
+        "the example template",
+        "return document.getElementById('rk-template').value.includes('OS::Nova::Server')",
+    );
+    s.js("document.getElementById('rk-place').click(); return true");
+    s.wait(
+        "the rack diagram",
+        "const i = document.querySelector('[data-testid=rack-svg]'); return document.getElementById('rk-result').dataset.status === 'placed' && !!i && i.complete && i.naturalWidth > 0",
+    );
+    let rows = s.js("return document.querySelectorAll('#rk-result tr').length");
+    assert_eq!(rows, json!(13), "12 servers and a header");
+    s.screenshot("console-racks");
+
+    let errors: Vec<_> = s
+        .log()
+        .into_iter()
+        .filter(|(level, _)| level == "SEVERE")
+        .collect();
+    assert!(errors.is_empty(), "browser console errors: {errors:?}");
+    s.end();
+    drop(driver);
+    terminate(&mut d);
+}
