@@ -164,7 +164,8 @@ function drawTimeline() {
   for (const row of rows) {
     const g = el("g", { "data-pool": row.id });
     g.append(el("line", { class: "pool-sep", x1: 0, x2: W, y1: row.y - GAP / 2, y2: row.y - GAP / 2 }));
-    g.append(el("text", { class: "pool-label", x: 6, y: row.y + 12, text: row.id }));
+    const label = row.id.length > 24 ? row.id.slice(0, 23) + "…" : row.id;
+    g.append(el("text", { class: "pool-label", x: 6, y: row.y + 12, text: label }, el("title", { text: row.id })));
     const detail = [];
     if (row.p.res.length) detail.push(`${row.p.res.length} reservation${row.p.res.length > 1 ? "s" : ""}`);
     if (row.p.alloc.length) detail.push(`${row.p.alloc.length} allocation${row.p.alloc.length > 1 ? "s" : ""}`);
@@ -190,9 +191,10 @@ function drawTimeline() {
       const ly = base + row.allocPacked.lane.get(a.id) * LANE;
       const cls = ["bar", a.preempted_by ? "preempted" : "alloc", a.state, a.at_risk ? "risk" : ""].join(" ");
       const bx = Math.max(LABEL, x(s)), bw = Math.max(3, Math.min(W - 10, x(e)) - bx);
-      const rect = el("rect", { class: cls, x: bx, y: ly + 3, width: bw, height: LANE - 8, rx: 2, "data-allocation-id": a.id });
+      const rect = el("rect", { class: cls, x: bx, y: ly + 1, width: bw, height: LANE - 4, rx: 2, "data-allocation-id": a.id });
       rect.append(el("title", { text: `${a.id} ${a.state}${a.reservation ? " from " + a.reservation : ""}${a.preempted_by ? " (preempted by " + a.preempted_by + ")" : ""}\n${a.start} → ${a.end || "open"}\n${amountsText(a.amounts)}` }));
       g.append(rect);
+      if (bw > 40) g.append(el("text", { class: "bar-label", x: bx + 4, y: ly + LANE - 6, text: `${a.id}${a.reservation ? " ← " + a.reservation : ""} ${amountsText(a.amounts)}`.slice(0, Math.floor(bw / 6)) }));
     }
     for (const c of row.p.caps) {
       const t = Date.parse(c.at);
@@ -265,7 +267,7 @@ function setupTimeline() {
   box.addEventListener("pointerdown", (ev) => {
     drag = { x: ev.clientX, t0: state.t0, t1: state.t1 };
     box.classList.add("dragging");
-    box.setPointerCapture(ev.pointerId);
+    try { box.setPointerCapture(ev.pointerId); } catch (_) { /* synthetic pointers have none */ }
   });
   box.addEventListener("pointermove", (ev) => {
     if (!drag) return;
@@ -290,9 +292,11 @@ function drawUtilization() {
   const cal = state.cal;
   if (!cal) return;
   const sel = $("ut-pool");
-  // Pools with reservations first: those are the ones worth a look.
-  const busy = new Set(cal.reservations.map((r) => r.pool));
-  const ids = cal.pools.map((p) => p.id).sort((a, b) => (busy.has(b) - busy.has(a)) || (a < b ? -1 : 1));
+  // The busiest pools first: those are the ones worth a look.
+  const count = new Map();
+  for (const r of cal.reservations) count.set(r.pool, (count.get(r.pool) || 0) + 1);
+  const busy = { has: (id) => count.has(id) };
+  const ids = cal.pools.map((p) => p.id).sort((a, b) => ((count.get(b) || 0) - (count.get(a) || 0)) || (a < b ? -1 : 1));
   if (sel.options.length !== ids.length || [...sel.options].some((o, i) => o.value !== ids[i])) {
     sel.replaceChildren(...ids.map((id) => el("option", { value: id, text: id + (busy.has(id) ? " •" : "") })));
   }
@@ -307,7 +311,8 @@ function drawUtilization() {
 }
 
 function plotDimension(p, dim, t0, t1, now) {
-  const W = 520, H = 200, L = 56, R = 10, T = 10, B = 24;
+  const cols = Math.max(1, Math.floor(($("utilization").clientWidth || 1100) / 540));
+  const W = Math.max(500, Math.floor(($("utilization").clientWidth || 1100) / cols) - 30), H = 200, L = 56, R = 10, T = 10, B = 24;
   const steps = p.timeline.map((s) => ({ t: Date.parse(s.at), l: s.levels[dim] || { total: 0, reserved: 0, usage: 0, available: 0 } }));
   let max = 1;
   for (const s of steps) max = Math.max(max, s.l.total, s.l.reserved, s.l.usage, s.l.available);
@@ -327,6 +332,10 @@ function plotDimension(p, dim, t0, t1, now) {
     const v = Math.round((max * i) / 4);
     svg.append(el("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#eef1f4" }));
     svg.append(el("text", { x: L - 4, y: y(v) + 3, "text-anchor": "end", text: v }));
+  }
+  for (let i = 1; i < 4; i++) {
+    const t = t0 + ((t1 - t0) * i) / 4;
+    svg.append(el("text", { x: x(t), y: H - 6, "text-anchor": "middle", text: fmtTime(t, t1 - t0) }));
   }
   svg.append(el("text", { x: L, y: H - 6, text: fmtTime(t0, t1 - t0) }));
   svg.append(el("text", { x: W - R, y: H - 6, "text-anchor": "end", text: fmtTime(t1, t1 - t0) }));

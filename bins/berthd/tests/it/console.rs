@@ -18,7 +18,9 @@ use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
 use crate::db::Db;
-use crate::{TEMPLATE, client, free_port, post, start_env, terminate, wait_plan};
+use crate::{
+    Daemon, TEMPLATE, TOKEN, client, daemon_log, free_port, post, terminate, wait_plan, wait_ready,
+};
 
 const USER: &str = "operator";
 const PASSWORD: &str = "console-pw";
@@ -133,6 +135,16 @@ impl Session {
         )
     }
 
+    /// Performs WebDriver input actions (real wheel and pointer events), then releases them.
+    fn actions(&self, actions: Value) {
+        self.call(
+            reqwest::Method::POST,
+            "/actions",
+            Some(json!({"actions": actions})),
+        );
+        self.call(reqwest::Method::DELETE, "/actions", None);
+    }
+
     /// Waits (20 s at most) until `script` returns true.
     fn wait(&self, what: &str, script: &str) {
         let t = Instant::now();
@@ -188,6 +200,34 @@ impl Session {
     }
 }
 
+/// The daemon with Basic credentials and a policy that lets a reservation cancel pending ones
+/// of lower priority (so the timeline has a preemption to show).
+fn start_preempting(dir: &Path, port: u16, db: &Db) -> Daemon {
+    let config = dir.join("berthd.toml");
+    std::fs::write(
+        &config,
+        "[policy.preemption]\ncancel_pending_reservations = true\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_berthd"));
+    cmd.arg("--config")
+        .arg(&config)
+        .env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
+        .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
+        .env("BERTH_BASIC_AUTH", format!("{USER}:{PASSWORD}"))
+        .env("BERTH_TOKENS", TOKEN)
+        .env("BERTH_LOG", "warn")
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(daemon_log(dir, port));
+    db.configure(&mut cmd);
+    let d = Daemon {
+        child: cmd.spawn().unwrap(),
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    wait_ready(d, &client())
+}
+
 fn api(c: &Client, base: &str, path: &str, body: Value) -> Value {
     let r = c
         .post(format!("{base}{path}"))
@@ -222,12 +262,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     std::fs::write(dir.path().join("inventory.yaml"), INVENTORY).unwrap();
     let db = Db::sqlite(dir.path());
     let port = free_port();
-    let mut d = start_env(
-        dir.path(),
-        port,
-        &db,
-        &[("BERTH_BASIC_AUTH", &format!("{USER}:{PASSWORD}"))],
-    );
+    let mut d = start_preempting(dir.path(), port, &db);
     let c = client();
     let base = d.base.clone();
 
@@ -253,7 +288,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         &c,
         &base,
         "/increase-capacity",
-        json!({"zone": "edge", "source": format!("ResourceProvider:{os}"), "capacity": {"cores": "32", "ram": "65536", "instances": "16"}}),
+        json!({"zone": "edge", "source": format!("ResourceProvider:{os}"), "capacity": {"cores": "64", "ram": "131072", "instances": "32"}}),
     );
     let v = api(
         &c,
@@ -269,6 +304,26 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         json!({"zone": "edge", "capacity": {"cores": "4", "ram": "8192", "instances": "2"}, "end": in_hours(30)}),
     );
     let running = v["reservation-id"].as_str().unwrap().to_owned();
+    // A low-priority reservation that a high-priority one preempts, and one in another pool.
+    let v = api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "40"}, "priority": "low", "start": in_hours(3), "end": in_hours(9)}),
+    );
+    let preempted = v["reservation-id"].as_str().unwrap().to_owned();
+    api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "20"}, "priority": "high", "start": in_hours(4), "end": in_hours(8)}),
+    );
+    api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "dfw", "capacity": {"cores": "16", "ram": "32768"}, "start": in_hours(2), "end": in_hours(12)}),
+    );
     api(
         &c,
         &base,
@@ -304,8 +359,14 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         "return document.querySelectorAll('[data-allocation-id]').length === 1",
     );
     assert_eq!(
-        s.js("return document.querySelector('[data-pool] .pool-label').textContent"),
-        json!(format!("edge/{os}"))
+        s.js("return [...document.querySelectorAll('[data-pool]')].map(g => g.dataset.pool)"),
+        json!(["dfw/inventory", format!("edge/{os}")])
+    );
+    assert_eq!(
+        s.js(&format!(
+            "return document.querySelector('[data-reservation-id=\"{preempted}\"]').classList.contains('preempted')"
+        )),
+        json!(true)
     );
 
     // One made while the page is open arrives over SSE: the page is not reloaded.
@@ -339,6 +400,32 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         s.js("return document.getElementById('tl-range').textContent"),
         before
     );
+    // Real input: the wheel over the chart zooms in, a drag pans.
+    let span = |s: &Session| {
+        s.js("const r = document.getElementById('tl-range').textContent.split(' — '); return Date.parse(r[1]) - Date.parse(r[0])")
+            .as_f64()
+            .unwrap()
+    };
+    let wide = span(&s);
+    s.actions(json!([{"type": "wheel", "id": "wheel", "actions": [
+        {"type": "scroll", "x": 700, "y": 160, "deltaX": 0, "deltaY": -300, "origin": "viewport"}]}]));
+    s.wait(
+        "the wheel to zoom in",
+        &format!("const r = document.getElementById('tl-range').textContent.split(' — '); return Date.parse(r[1]) - Date.parse(r[0]) < {wide}"),
+    );
+    let zoomed = span(&s);
+    let before = s.js("return document.getElementById('tl-range').textContent");
+    s.actions(json!([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": [
+        {"type": "pointerMove", "x": 700, "y": 160, "origin": "viewport"},
+        {"type": "pointerDown", "button": 0},
+        {"type": "pointerMove", "x": 400, "y": 160, "origin": "viewport", "duration": 100},
+        {"type": "pointerUp", "button": 0}]}]));
+    let after = s.js("return document.getElementById('tl-range').textContent");
+    assert_ne!(after, before, "a drag pans the timeline");
+    assert!(
+        (span(&s) - zoomed).abs() < 60_000.0,
+        "a drag keeps the zoom"
+    );
     s.js("document.querySelector('[data-span=\"86400000\"]').click(); return true");
     s.wait(
         "the timeline after zooming",
@@ -352,8 +439,15 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         "the utilization plots",
         "return document.querySelectorAll('svg[data-dimension] [data-line=available]').length === 3",
     );
-    let title = s.js("return document.querySelector('.plot h3').textContent");
-    assert!(title.as_str().unwrap().contains("capacity 32"), "{title}");
+    // The busiest pool comes first; r2 holds 4 cores now and its instance uses 2.
+    assert_eq!(
+        s.js("return document.getElementById('ut-pool').value"),
+        json!(format!("edge/{os}"))
+    );
+    assert_eq!(
+        s.js("return document.querySelector('svg[data-dimension=cores]').parentNode.querySelector('h3').textContent"),
+        json!("cores — capacity 64, reserved 4, allocated 2, available 60 (now)")
+    );
     s.screenshot("console-utilization");
 
     // A plan made through the API appears with its recommendation; one made while the page is
