@@ -18,9 +18,7 @@ use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
 use crate::db::Db;
-use crate::{
-    Daemon, TEMPLATE, TOKEN, client, daemon_log, free_port, post, terminate, wait_plan, wait_ready,
-};
+use crate::{Daemon, TEMPLATE, TOKEN, client, daemon_log, free_port, post, wait_plan, wait_ready};
 
 const USER: &str = "operator";
 const PASSWORD: &str = "console-pw";
@@ -30,6 +28,9 @@ candidates:
   - {candidate_id: dfw, inventory_type: cloud, latitude: 32.9, longitude: -97.0, cost: 10, cloud_owner: att, location_id: dfw, city: Dallas, state: TX, country: USA, capacity: {cores: 64, ram: 262144, instances: 32}}
   - {candidate_id: nyc, inventory_type: cloud, latitude: 40.7, longitude: -74.0, cost: 5, city: New York, state: NY, country: USA, capacity: {cores: 64, ram: 262144, instances: 32}}
 ";
+
+/// Homes `vG` within 500 km of a customer in Dallas: the triage removes New York.
+const NEAR: &str = "homing_template_version: 2017-10-10\nlocations: {customer: {latitude: 32.8, longitude: -96.8}}\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\nconstraints: {near_customer: {type: distance_to_location, demands: [vG], properties: {distance: < 500 km, location: customer}}}\noptimization: {minimize: {sum: [{distance_between: [customer, vG]}]}}\n";
 
 /// The first of `names` found on `PATH`.
 fn on_path(names: &[&str]) -> Option<PathBuf> {
@@ -478,7 +479,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         &c,
         &d,
         "/v1/plans",
-        json!({"name": "while-open", "template": TEMPLATE, "num_solution": "1", "timeout": 30}),
+        json!({"name": "near-customer", "template": NEAR, "num_solution": "1", "timeout": 30}),
     );
     assert_eq!(code, 201, "{second}");
     let second = second["id"].as_str().unwrap().to_owned();
@@ -494,6 +495,20 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
             "return document.querySelector('[data-plan-id=\"{pid}\"] [data-objective]').textContent !== ''"
         )),
         json!(true)
+    );
+    s.js("document.querySelectorAll('[data-triage]').forEach(d => d.open = true); return true");
+    assert_eq!(
+        s.js(&format!(
+            "return document.querySelector('[data-plan-id=\"{second}\"] [data-triage] td:nth-child(3)').textContent"
+        )),
+        json!("near_customer: nyc")
+    );
+    assert_eq!(
+        s.js(&format!(
+            "return document.querySelector('[data-plan-id=\"{pid}\"] [data-triage] td:nth-child(2)').textContent"
+        )),
+        json!("2"),
+        "both candidates of the inventory were considered"
     );
     s.screenshot("console-plans");
 
@@ -520,5 +535,31 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     assert!(errors.is_empty(), "browser console errors: {errors:?}");
     s.end();
     drop(driver);
-    terminate(&mut d);
+
+    // An open event stream does not hold up a graceful stop: it ends when shutdown begins.
+    let events = c
+        .get(format!("{base}/ui/api/events"))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .unwrap();
+    assert_eq!(events.status().as_u16(), 200);
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(d.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let t = Instant::now();
+    let exit = loop {
+        if let Some(exit) = d.child.try_wait().unwrap() {
+            break exit;
+        }
+        if t.elapsed() > Duration::from_secs(15) {
+            let _ = d.child.kill();
+            panic!("berthd did not stop within 15 s with an event stream open");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "berthd exited with {exit}");
+    assert!(events.text().unwrap().starts_with("event: ready\n"));
 }

@@ -484,3 +484,54 @@ async fn place_puts_a_heat_template_on_the_racks_without_storing_anything() {
     let (s, v, _) = call(&none.app, Method::GET, "/ui/api/place", None).await;
     assert_eq!(s, 404, "{v}");
 }
+
+#[tokio::test]
+async fn the_event_stream_outlives_the_request_timeout() {
+    let f = fixture(false).await;
+    let app = router(
+        AppState::new(Arc::clone(&f.res), Arc::clone(&f.plans), None),
+        ApiConfig {
+            auth: AuthConfig::disabled(),
+            request_timeout: std::time::Duration::from_millis(100),
+            max_in_flight: 1,
+            ..ApiConfig::default()
+        },
+    );
+    let resp = app
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/ui/api/events")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut body = resp.into_body().into_data_stream();
+    body.next().await.unwrap().unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The open stream holds no in-flight slot: another request is served, not shed.
+    let (s, _, _) = call_with(&app, Method::GET, "/ui/api/plans", None, None).await;
+    assert_eq!(s, 200);
+    f.res
+        .command(
+            Command::IncreaseCapacity(CapacityChange {
+                pool: PoolKey::new("edge", "os"),
+                start: t0(),
+                end: None,
+                amounts: Amounts::new().with("cores", 4),
+            }),
+            None,
+        )
+        .await
+        .unwrap();
+    let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), body.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&chunk).starts_with("event: calendar\n"),
+        "{chunk:?}"
+    );
+}
