@@ -297,6 +297,9 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     let dialect = Dialect::of_path(req.uri().path());
+    if let Some(why) = cross_site(&req) {
+        return ApiError::new(StatusCode::FORBIDDEN, why, dialect).into_response();
+    }
     match (open, st.auth.access(h)) {
         (true, _) | (false, Some(Access::Write)) => return next.run(req).await,
         (false, Some(Access::Read)) => {
@@ -326,6 +329,40 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
         HeaderValue::from_static("Basic realm=\"berth\""),
     );
     r
+}
+
+/// Why a browser request from another site that would change state is refused, if it is one.
+/// A browser that has opened the console keeps its HTTP Basic credentials and would send them
+/// with a form another site posts here; browsers say where a request comes from
+/// (`Sec-Fetch-Site`, `Origin`), other clients send neither and are not affected.
+fn cross_site(req: &Request) -> Option<String> {
+    if !is_write(req.method(), req.uri().path()) && req.method() != axum::http::Method::POST {
+        return None;
+    }
+    let headers = req.headers();
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let site = text("sec-fetch-site");
+    let origin = text("origin");
+    let host = text("host");
+    let foreign = match (site, origin) {
+        (Some(s), _) if !matches!(s, "same-origin" | "none") => {
+            Some(format!("`Sec-Fetch-Site: {s}`"))
+        }
+        (_, Some(o))
+            if o == "null"
+                || host.is_none_or(|h| o.split_once("://").map(|(_, rest)| rest) != Some(h)) =>
+        {
+            Some(format!("`Origin: {o}`"))
+        }
+        _ => None,
+    }?;
+    Some(format!(
+        "refused a cross-site browser request ({foreign}); expected the console on this origin or a non-browser client"
+    ))
 }
 
 /// Sheds load: past `max_in_flight` requests in progress, a request is answered 503 at once

@@ -535,3 +535,57 @@ async fn the_event_stream_outlives_the_request_timeout() {
         "{chunk:?}"
     );
 }
+
+#[tokio::test]
+async fn browsers_may_not_post_from_another_site_with_cached_credentials() {
+    let f = fixture(true).await;
+    let basic = "Basic YWRtaW46cHc="; // admin:pw
+    let post = async |headers: &[(&str, &str)]| {
+        let mut req = Request::builder()
+            .method(Method::POST)
+            .uri("/increase-capacity")
+            .header("host", "127.0.0.1:8091")
+            .header("authorization", basic)
+            .header("content-type", "text/plain");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let body = json!({"zone": "edge", "capacity": {"cores": "4"}}).to_string();
+        let resp = f
+            .app
+            .clone()
+            .oneshot(req.body(Body::from(body)).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    };
+    for headers in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("sec-fetch-site", "same-site")],
+        &[("origin", "http://evil.example")],
+        &[("origin", "null")],
+        &[("origin", "http://127.0.0.1:9999")],
+    ] {
+        let (s, body) = post(headers).await;
+        assert_eq!(s, 403, "{headers:?}: {body}");
+        assert!(
+            body.contains("refused a cross-site browser request"),
+            "{body}"
+        );
+    }
+    assert_eq!(f.res.seq().await, 0, "nothing was written");
+    // The console itself, and clients that are not browsers, write as before.
+    let (s, body) = post(&[
+        ("sec-fetch-site", "same-origin"),
+        ("origin", "http://127.0.0.1:8091"),
+    ])
+    .await;
+    assert_eq!(s, 200, "{body}");
+    let (s, body) = post(&[]).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(f.res.seq().await, 2);
+}
