@@ -348,11 +348,12 @@ fn cross_site(req: &Request) -> Option<String> {
     let site = text("sec-fetch-site");
     let origin = text("origin");
     let host = text("host");
+    // `Sec-Fetch-Site` decides when a browser sends it (a proxy may rewrite `Host`); `Origin`
+    // only for browsers too old to send it.
     let foreign = match (site, origin) {
-        (Some(s), _) if !matches!(s, "same-origin" | "none") => {
-            Some(format!("`Sec-Fetch-Site: {s}`"))
-        }
-        (_, Some(o))
+        (Some("same-origin" | "none"), _) => None,
+        (Some(s), _) => Some(format!("`Sec-Fetch-Site: {s}`")),
+        (None, Some(o))
             if o == "null"
                 || host.is_none_or(|h| o.split_once("://").map(|(_, rest)| rest) != Some(h)) =>
         {

@@ -569,6 +569,10 @@ async fn browsers_may_not_post_from_another_site_with_cached_credentials() {
         &[("origin", "http://evil.example")],
         &[("origin", "null")],
         &[("origin", "http://127.0.0.1:9999")],
+        &[
+            ("sec-fetch-site", "cross-site"),
+            ("origin", "http://127.0.0.1:8091"),
+        ],
     ] {
         let (s, body) = post(headers).await;
         assert_eq!(s, 403, "{headers:?}: {body}");
@@ -578,14 +582,22 @@ async fn browsers_may_not_post_from_another_site_with_cached_credentials() {
         );
     }
     assert_eq!(f.res.seq().await, 0, "nothing was written");
-    // The console itself, and clients that are not browsers, write as before.
-    let (s, body) = post(&[
-        ("sec-fetch-site", "same-origin"),
-        ("origin", "http://127.0.0.1:8091"),
-    ])
-    .await;
-    assert_eq!(s, 200, "{body}");
-    let (s, body) = post(&[]).await;
-    assert_eq!(s, 200, "{body}");
-    assert_eq!(f.res.seq().await, 2);
+    // The console itself (also behind a proxy that rewrites `Host`: the browser's
+    // `Sec-Fetch-Site` decides), and clients that are not browsers, write as before.
+    for headers in [
+        &[
+            ("sec-fetch-site", "same-origin"),
+            ("origin", "http://127.0.0.1:8091"),
+        ][..],
+        &[
+            ("sec-fetch-site", "same-origin"),
+            ("origin", "https://berth.example"),
+        ],
+        &[("origin", "http://127.0.0.1:8091")],
+        &[],
+    ] {
+        let (s, body) = post(headers).await;
+        assert_eq!(s, 200, "{headers:?}: {body}");
+    }
+    assert_eq!(f.res.seq().await, 4);
 }
