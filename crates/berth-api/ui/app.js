@@ -126,11 +126,14 @@ function drawTimeline() {
     if (!byPool.has(id)) byPool.set(id, { res: [], alloc: [], caps: [] });
     return byPool.get(id);
   };
-  for (const r of cal.reservations) pool(r.pool).res.push(r);
-  for (const a of cal.allocations) pool(a.pool).alloc.push(a);
+  // One band per pool, or per zone (a zone's pools are its providers).
+  const byZone = $("tl-group").value === "zone";
+  const key = (id) => (byZone ? id.split("/")[0] : id);
+  for (const r of cal.reservations) pool(key(r.pool)).res.push(r);
+  for (const a of cal.allocations) pool(key(a.pool)).alloc.push(a);
   const showAll = $("tl-all").checked;
-  for (const p of cal.pools) if (showAll) pool(p.id);
-  for (const c of cal.capacity_changes) if (byPool.has(c.pool)) byPool.get(c.pool).caps.push(c);
+  for (const p of cal.pools) if (showAll) pool(key(p.id));
+  for (const c of cal.capacity_changes) if (byPool.has(key(c.pool))) byPool.get(key(c.pool)).caps.push(c);
   const ids = [...byPool.keys()].sort();
   $("tl-empty").hidden = cal.reservations.length + cal.allocations.length > 0;
 
@@ -177,7 +180,7 @@ function drawTimeline() {
       const cls = ["bar", r.preempted_by ? "preempted" : "res", r.state, r.at_risk ? "risk" : ""].join(" ");
       const bx = Math.max(LABEL, x(s)), bw = Math.max(3, Math.min(W - 10, x(e)) - bx);
       const rect = el("rect", { class: cls, x: bx, y: ly, width: bw, height: LANE - 4, rx: 2, "data-reservation-id": r.id, "data-state": r.state });
-      const tip = `${r.id} ${r.state}${r.preempted_by ? " (preempted by " + r.preempted_by + ")" : ""}${r.at_risk ? " AT RISK" : ""}\n` +
+      const tip = `${r.id} in ${r.pool}: ${r.state}${r.preempted_by ? " (preempted by " + r.preempted_by + ")" : ""}${r.at_risk ? " AT RISK" : ""}\n` +
         `${r.start} → ${r.end || "open"}\npriority ${r.priority}${r.tenant ? ", tenant " + r.tenant : ""}\n` +
         `reserved: ${amountsText(r.amounts)}\nallocated: ${amountsText(r.allocated) || "nothing"}`;
       rect.append(el("title", { text: tip }));
@@ -201,7 +204,7 @@ function drawTimeline() {
       if (t < t0 || t > t1) continue;
       const cx = x(t), cy = row.y + 2;
       const m = el("polygon", { class: "cap-mark", points: `${cx},${cy - 5} ${cx + 5},${cy} ${cx},${cy + 5} ${cx - 5},${cy}`, "data-capacity-change": c.dimension });
-      m.append(el("title", { text: `${c.at}: ${c.dimension} capacity ${c.from} → ${c.to}` }));
+      m.append(el("title", { text: `${c.at}: ${c.pool} ${c.dimension} capacity ${c.from} → ${c.to}` }));
       g.append(m);
     }
     svg.append(g);
@@ -244,6 +247,7 @@ function setupTimeline() {
     scheduleCalendar();
   });
   $("tl-all").addEventListener("change", drawTimeline);
+  $("tl-group").addEventListener("change", drawTimeline);
   for (const b of document.querySelectorAll("[data-span]")) {
     b.addEventListener("click", () => {
       const span = Number(b.dataset.span);

@@ -433,6 +433,16 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         &format!("return !!document.querySelector('[data-reservation-id=\"{live}\"]')"),
     );
     s.screenshot("console-timeline");
+    // One band per zone: the same records, grouped by zone.
+    s.js("const g = document.getElementById('tl-group'); g.value = 'zone'; g.dispatchEvent(new Event('change')); return true");
+    assert_eq!(
+        s.js("return [...document.querySelectorAll('[data-pool]')].map(g => g.dataset.pool)"),
+        json!(["dfw", "edge"])
+    );
+    assert_eq!(
+        s.js("return document.querySelectorAll('[data-pool=edge] [data-reservation-id]').length"),
+        json!(5)
+    );
 
     // Utilization of the pool: one plot per dimension with the available line.
     s.go(&format!("{ui}#utilization"));
