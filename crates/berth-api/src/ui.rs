@@ -20,7 +20,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Redirect, Response};
-use berth_calendar::{CancelReason, CapacityQuery, TerminationReason, Window};
+use berth_calendar::{
+    AllocationId, CancelReason, CapacityQuery, ReservationQuery, Scope, TerminationReason, Window,
+};
 use berth_service::Change;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
@@ -377,14 +379,20 @@ fn calendar_view(
         });
     }
     changes.sort_by(|a, b| (a.at, &a.pool, &a.dimension).cmp(&(b.at, &b.pool, &b.dimension)));
-    let state = c.state();
+    // Filtered before any record is rendered: this runs under the calendar's lock.
+    let matching = c.query_reservations(&ReservationQuery {
+        window: Some((
+            Window {
+                start: from,
+                end: Some(to),
+            },
+            Scope::Inclusive,
+        )),
+        ..ReservationQuery::default()
+    });
     let mut truncated = false;
     let mut reservations = Vec::new();
-    for r in state
-        .reservations
-        .iter()
-        .filter(|r| overlaps(r.start, r.end, from, to))
-    {
+    for r in &matching {
         if reservations.len() == MAX_RECORDS {
             truncated = true;
             break;
@@ -408,11 +416,9 @@ fn calendar_view(
         });
     }
     let mut allocations = Vec::new();
-    for a in state
-        .allocations
-        .iter()
-        .filter(|a| overlaps(a.start, a.end, from, to))
-    {
+    // Allocation ids are dense (`a1`, `a2`, … in creation order, never removed).
+    let every = (1..).map_while(|n| c.allocation(AllocationId(n)));
+    for a in every.filter(|a| overlaps(a.start, a.end, from, to)) {
         if allocations.len() == MAX_RECORDS {
             truncated = true;
             break;

@@ -181,6 +181,25 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
         )
         .await
         .unwrap();
+    f.res
+        .command(
+            Command::CreateAllocation(AllocationRequest::reserved(
+                berth_calendar::ReservationId(2),
+                Amounts::new().with("cores", 1),
+            )),
+            None,
+        )
+        .await
+        .unwrap();
+    f.res
+        .command(
+            Command::DestroyAllocation {
+                id: berth_calendar::AllocationId(2),
+            },
+            None,
+        )
+        .await
+        .unwrap();
     // Takes the pool from r1 (low priority, not started): r1 is preempted.
     let high = ReservationRequest::new("edge", Amounts::new().with("cores", 6))
         .window(h(3), h(6))
@@ -224,6 +243,13 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
     assert_eq!(v["reservations"][1]["state"], "active");
     assert_eq!(v["allocations"][0]["reservation"], "r2");
     assert_eq!(v["allocations"][0]["amounts"], json!({"cores": 1}));
+    let states: Vec<(&str, &str)> = v["allocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["id"].as_str().unwrap(), a["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(states, [("a1", "active"), ("a2", "destroyed")]);
     let changes: Vec<(String, i64, i64)> = v["capacity_changes"]
         .as_array()
         .unwrap()
