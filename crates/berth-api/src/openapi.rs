@@ -287,8 +287,8 @@ const ROUTES: &[Route] = &[
         HttpMethod::Get,
         "/ui/api/plans",
         "console_plans",
-        "Console: every plan with its outcome (recommendations, objective, proof, triage), \
-         newest first",
+        "Console: the newest 500 plans with their outcome (recommendations, objective, proof, \
+         triage), newest first",
         None,
         "200",
     ),

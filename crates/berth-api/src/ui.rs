@@ -36,6 +36,8 @@ type Result<T> = std::result::Result<T, ApiError>;
 
 /// Most reservations (and, separately, allocations) one calendar view returns.
 pub const MAX_RECORDS: usize = 5000;
+/// Most plans the plan list returns (the newest).
+pub const MAX_PLANS: usize = 500;
 /// Longest window one calendar view covers.
 const MAX_WINDOW_DAYS: i64 = 366;
 /// Longest improvement phase of a console placement.
@@ -474,7 +476,7 @@ pub struct PlanView {
     pub updated: DateTime<Utc>,
 }
 
-/// `GET /ui/api/plans`: every plan, newest first.
+/// `GET /ui/api/plans`: the newest [`MAX_PLANS`] plans, newest first.
 pub async fn plans(State(st): State<AppState>) -> Result<Response> {
     let mut list = st
         .plans
@@ -484,6 +486,7 @@ pub async fn plans(State(st): State<AppState>) -> Result<Response> {
     list.reverse();
     let views: Vec<PlanView> = list
         .into_iter()
+        .take(MAX_PLANS)
         .map(|p| PlanView {
             id: p.id,
             name: p.name,

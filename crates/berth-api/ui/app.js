@@ -229,10 +229,17 @@ function zoom(factor, center) {
   scheduleCalendar();
 }
 
+// Throttled, not debounced: under a steady stream of changes the page still refreshes.
 let refetch = null;
 function scheduleCalendar() {
-  clearTimeout(refetch);
-  refetch = setTimeout(loadCalendar, 250);
+  if (refetch) return;
+  refetch = setTimeout(() => { refetch = null; loadCalendar(); }, 250);
+}
+
+let replan = null;
+function schedulePlans() {
+  if (replan) return;
+  replan = setTimeout(() => { replan = null; loadPlans(); }, 250);
 }
 
 function setupTimeline() {
@@ -481,14 +488,14 @@ function connect() {
   };
   es.addEventListener("ready", () => { on(true); refresh(); });
   es.addEventListener("calendar", () => { if (state.view === "timeline" || state.view === "utilization") scheduleCalendar(); });
-  es.addEventListener("plan", () => { if (state.view === "plans") loadPlans(); });
+  es.addEventListener("plan", () => { if (state.view === "plans") schedulePlans(); });
   es.addEventListener("lagged", refresh);
   es.onerror = () => on(false);
 }
 
 function refresh() {
   if (state.view === "timeline" || state.view === "utilization") scheduleCalendar();
-  if (state.view === "plans") loadPlans();
+  if (state.view === "plans") schedulePlans();
 }
 
 document.addEventListener("DOMContentLoaded", () => {
