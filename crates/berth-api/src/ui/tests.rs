@@ -627,3 +627,51 @@ async fn browsers_may_not_post_from_another_site_with_cached_credentials() {
     }
     assert_eq!(f.res.seq().await, 4);
 }
+
+#[tokio::test]
+async fn a_reader_that_falls_behind_is_told_to_refetch() {
+    let f = fixture(false).await;
+    let resp = f
+        .app
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/ui/api/events")
+                .header("authorization", "Bearer tok")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut body = resp.into_body().into_data_stream();
+    body.next().await.unwrap().unwrap();
+    // More notices than the broadcast keeps, while nobody reads.
+    let n = CHANGES_KEPT + 10;
+    for _ in 0..n {
+        f.res
+            .command(
+                Command::IncreaseCapacity(CapacityChange {
+                    pool: PoolKey::new("edge", "os"),
+                    start: t0(),
+                    end: None,
+                    amounts: Amounts::new().with("cores", 1),
+                }),
+                None,
+            )
+            .await
+            .unwrap();
+    }
+    let chunk = body.next().await.unwrap().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&chunk),
+        "event: lagged\ndata: {\"missed\":10}\n\n"
+    );
+    let chunk = body.next().await.unwrap().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&chunk),
+        "event: calendar\ndata: {\"kind\":\"calendar\",\"seq\":11}\n\n"
+    );
+}
+
+/// How many notices `berth_service` keeps for a slow reader.
+const CHANGES_KEPT: usize = 256;
