@@ -573,3 +573,61 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     assert!(exit.success(), "berthd exited with {exit}");
     assert!(events.text().unwrap().starts_with("event: ready\n"));
 }
+
+/// Reads server-sent events from `r` until one named `name` arrives (10 s at most); returns its
+/// data line.
+fn next_event(r: &mut reqwest::blocking::Response, name: &str) -> String {
+    use std::io::Read as _;
+    let t = Instant::now();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while t.elapsed() < Duration::from_secs(10) {
+        if let Some(at) = text.find(&format!("event: {name}\ndata: ")) {
+            let rest = &text[at..];
+            if let Some(end) = rest.find("\n\n") {
+                let data = rest[..end].lines().nth(1).unwrap_or_default();
+                return data.trim_start_matches("data: ").to_owned();
+            }
+        }
+        let n = r.read(&mut buf).unwrap();
+        assert!(n > 0, "the event stream ended; read so far: {text}");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    panic!("no `{name}` event within 10 s; read: {text}");
+}
+
+#[test]
+fn a_page_on_one_daemon_hears_of_changes_made_through_another() {
+    // Two daemons on one database: the second one's event stream reports the first one's
+    // commits once its timer catches up with the log (no browser needed).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("inventory.yaml"), INVENTORY).unwrap();
+    let db = Db::sqlite(dir.path());
+    let mut a = start_preempting(dir.path(), free_port(), &db);
+    let mut b = start_preempting(dir.path(), free_port(), &db);
+    let c = client();
+    let mut events = c
+        .get(format!("{}/ui/api/events", b.base))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .unwrap();
+    let ready: Value = serde_json::from_str(&next_event(&mut events, "ready")).unwrap();
+    let v = api(
+        &c,
+        &a.base,
+        "/create-reservation",
+        json!({"zone": "dfw", "capacity": {"cores": "2"}, "end": in_hours(5)}),
+    );
+    assert_eq!(v["result"], "ok", "{v}");
+    let t = Instant::now();
+    let seen: Value = serde_json::from_str(&next_event(&mut events, "calendar")).unwrap();
+    assert_eq!(seen["kind"], "calendar");
+    assert!(
+        seen["seq"].as_u64().unwrap() > ready["seq"].as_u64().unwrap(),
+        "{seen} after {ready}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    drop(events);
+    crate::terminate(&mut a);
+    crate::terminate(&mut b);
+}
