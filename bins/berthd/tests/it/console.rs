@@ -88,8 +88,8 @@ impl Session {
             "goog:loggingPrefs": {"browser": "ALL"},
         }}});
         let mut last = String::new();
-        // chromedriver takes a moment to listen.
-        for _ in 0..100 {
+        // chromedriver takes a moment to listen (longer on a loaded CI machine).
+        for _ in 0..300 {
             match http
                 .post(format!("{}/session", driver.base))
                 .json(&caps)
