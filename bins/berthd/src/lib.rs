@@ -47,6 +47,34 @@ pub fn api_auth(cfg: &Config) -> Result<berth_api::AuthConfig> {
 /// The example inventory served when no inventory is configured.
 pub const BUNDLED_INVENTORY: &str = include_str!("../../../examples/inventory.yaml");
 
+/// The datacenter the console places Heat templates on when none is configured, and a template
+/// that fits it (seed 004's HA clusters).
+pub const BUNDLED_TOPOLOGY: &str = include_str!("../../../examples/heat/room-rack-pm.yaml");
+/// A Heat template placed on [`BUNDLED_TOPOLOGY`] by the console's example.
+pub const BUNDLED_HEAT: &str = include_str!("../../../examples/heat/ha-clusters.yaml");
+
+/// The console's placement site: the configured topology, or the bundled example room.
+pub fn load_topology(cfg: &Config) -> Result<berth_api::ui::PlacementSite> {
+    let (text, source) = match &cfg.topology {
+        Some(p) => (
+            std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read topology {}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => (
+            BUNDLED_TOPOLOGY.to_owned(),
+            "bundled example room".to_owned(),
+        ),
+    };
+    let topology = berth_topology::load(&text)
+        .map_err(|e| anyhow::anyhow!("invalid topology {source}: {e}"))?;
+    Ok(berth_api::ui::PlacementSite {
+        topology: Arc::new(topology),
+        source,
+        example: BUNDLED_HEAT.to_owned(),
+    })
+}
+
 /// The configured inventory, or the bundled example.
 pub fn load_inventory(cfg: &Config) -> Result<Inventory> {
     let text = match &cfg.inventory {
@@ -177,6 +205,7 @@ pub async fn serve(
         .context("cannot open the store")?;
     tracing::info!(backend = ?store.backend(), "store open");
     let inventory = load_inventory(&cfg)?;
+    let site = load_topology(&cfg)?;
     let seed = seed_commands(&inventory, chrono::Utc::now());
     let key = match &cfg.credential_key {
         Some(hex) => {
@@ -228,8 +257,16 @@ pub async fn serve(
         request_timeout: Duration::from_secs(cfg.limits.request_timeout_secs.max(1)),
         max_in_flight: cfg.limits.max_in_flight,
     };
+    // Open event streams end when shutdown begins, or graceful shutdown would wait on them.
+    let (streams_stop, streams_stopped) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = streams_stop.send(true);
+    };
     let app = berth_api::router(
-        berth_api::AppState::new(Arc::clone(&reservations), plans, metrics),
+        berth_api::AppState::new(Arc::clone(&reservations), plans, metrics)
+            .with_placement_site(site)
+            .with_stop(streams_stopped),
         api,
     );
     let listener = match listener {

@@ -75,3 +75,47 @@ fn api_auth_splits_read_only_credentials_and_refuses_open_non_loopback() {
     };
     assert!(api_auth(&open).is_err());
 }
+
+#[test]
+fn the_console_places_on_the_bundled_room_unless_a_topology_is_configured() {
+    let site = load_topology(&Config::default()).unwrap();
+    assert_eq!(site.source, "bundled example room");
+    assert_eq!(site.topology.leaf_count(), 12);
+    assert!(site.example.contains("OS::LLMNAntiCoLocation"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("dc.yaml");
+    std::fs::write(
+        &small,
+        include_str!("../../../examples/topology/small-dc.yaml"),
+    )
+    .unwrap();
+    let cfg = Config::load(None, |k| {
+        (k == "BERTH_TOPOLOGY").then(|| small.display().to_string())
+    })
+    .unwrap();
+    let site = load_topology(&cfg).unwrap();
+    assert_eq!(site.source, small.display().to_string());
+    assert_eq!(site.topology.leaf_count(), 16);
+
+    let missing = dir.path().join("missing.yaml");
+    let cfg = Config {
+        topology: Some(missing.clone()),
+        ..Config::default()
+    };
+    let e = format!("{:#}", load_topology(&cfg).unwrap_err());
+    assert!(
+        e.starts_with(&format!("cannot read topology {}", missing.display())),
+        "{e}"
+    );
+    std::fs::write(&small, "levels: [a]\nlocation: {id: x, level: nope}\n").unwrap();
+    let cfg = Config {
+        topology: Some(small.clone()),
+        ..Config::default()
+    };
+    let e = format!("{:#}", load_topology(&cfg).unwrap_err());
+    assert!(
+        e.starts_with(&format!("invalid topology {}: ", small.display())),
+        "{e}"
+    );
+}

@@ -8,6 +8,7 @@
 //! - [`AppState`]: the services (`berth_service::ReservationService`, `PlanService`) and the
 //!   Prometheus handle.
 //! - [`openapi_json`]: the OpenAPI document, committed as `docs/openapi.json`.
+//! - [`ui`]: the web console under `/ui/` (embedded pages, read-only JSON, server-sent events).
 //!
 //! Invariants:
 //! - Errors are RFC 9457 problem+json, except on HAS routes (`/` and `/v1/...`) and Promise
@@ -28,6 +29,7 @@ mod error;
 pub mod has;
 mod openapi;
 pub mod promise;
+pub mod ui;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,11 +125,15 @@ fn best(write: bool, read: bool) -> Option<Access> {
     }
 }
 
-/// True when a request changes state: anything but GET/HEAD/OPTIONS and the Promise queries.
+/// True when a request changes state: anything but GET/HEAD/OPTIONS, the Promise queries and
+/// the console's placement preview (it stores nothing).
 fn is_write(method: &axum::http::Method, path: &str) -> bool {
     use axum::http::Method;
     !(matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-        || matches!(path, "/query-reservation" | "/query-capacity"))
+        || matches!(
+            path,
+            "/query-reservation" | "/query-capacity" | "/ui/api/place"
+        ))
 }
 
 /// Equality without an early exit on the first differing byte.
@@ -170,6 +176,10 @@ pub struct AppState {
     /// Prometheus recorder handle (`None`: `/metrics` answers empty).
     pub metrics: Option<PrometheusHandle>,
     auth: Arc<AuthConfig>,
+    /// Where the console places Heat templates (`None`: no placements).
+    site: Option<Arc<ui::PlacementSite>>,
+    /// Turns true when the daemon stops: open event streams end so shutdown is not held up.
+    stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl AppState {
@@ -184,7 +194,22 @@ impl AppState {
             plans,
             metrics,
             auth: Arc::new(AuthConfig::default()),
+            site: None,
+            stop: None,
         }
+    }
+
+    /// The topology the console places Heat templates on.
+    pub fn with_placement_site(mut self, site: ui::PlacementSite) -> AppState {
+        self.site = Some(Arc::new(site));
+        self
+    }
+
+    /// Ends the console's event streams once `stop` turns true (graceful shutdown waits for
+    /// open responses).
+    pub fn with_stop(mut self, stop: tokio::sync::watch::Receiver<bool>) -> AppState {
+        self.stop = Some(stop);
+        self
     }
 }
 
@@ -237,6 +262,13 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
         .route("/openapi.json", get(openapi_doc))
+        .route("/ui", get(ui::root))
+        .route("/ui/", get(ui::asset))
+        .route("/ui/api/calendar", get(ui::calendar))
+        .route("/ui/api/plans", get(ui::plans))
+        .route("/ui/api/events", get(ui::events))
+        .route("/ui/api/place", get(ui::place_site).post(ui::place))
+        .route("/ui/{*path}", get(ui::asset))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), auth))
         .layer(middleware::from_fn_with_state(
@@ -265,6 +297,9 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     let dialect = Dialect::of_path(req.uri().path());
+    if let Some(why) = cross_site(&req) {
+        return ApiError::new(StatusCode::FORBIDDEN, why, dialect).into_response();
+    }
     match (open, st.auth.access(h)) {
         (true, _) | (false, Some(Access::Write)) => return next.run(req).await,
         (false, Some(Access::Read)) => {
@@ -294,6 +329,41 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
         HeaderValue::from_static("Basic realm=\"berth\""),
     );
     r
+}
+
+/// Why a browser request from another site that would change state is refused, if it is one.
+/// A browser that has opened the console keeps its HTTP Basic credentials and would send them
+/// with a form another site posts here; browsers say where a request comes from
+/// (`Sec-Fetch-Site`, `Origin`), other clients send neither and are not affected.
+fn cross_site(req: &Request) -> Option<String> {
+    if !is_write(req.method(), req.uri().path()) && req.method() != axum::http::Method::POST {
+        return None;
+    }
+    let headers = req.headers();
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let site = text("sec-fetch-site");
+    let origin = text("origin");
+    let host = text("host");
+    // `Sec-Fetch-Site` decides when a browser sends it (a proxy may rewrite `Host`); `Origin`
+    // only for browsers too old to send it.
+    let foreign = match (site, origin) {
+        (Some("same-origin" | "none"), _) => None,
+        (Some(s), _) => Some(format!("`Sec-Fetch-Site: {s}`")),
+        (None, Some(o))
+            if o == "null"
+                || host.is_none_or(|h| o.split_once("://").map(|(_, rest)| rest) != Some(h)) =>
+        {
+            Some(format!("`Origin: {o}`"))
+        }
+        _ => None,
+    }?;
+    Some(format!(
+        "refused a cross-site browser request ({foreign}); expected the console on this origin or a non-browser client"
+    ))
 }
 
 /// Sheds load: past `max_in_flight` requests in progress, a request is answered 503 at once

@@ -16,6 +16,10 @@ use crate::promise::{
     CapacityBody, CapacitySubscribeBody, InstanceBody, ProviderBody, QueryBody, ReservationBody,
     ReservationSubscribeBody,
 };
+use crate::ui::{
+    AllocationView, CalendarView, CapacityChangeView, LevelsView, PlaceBody, PlaceView, PlanView,
+    PoolView, ReservationView, SiteView, StepView,
+};
 
 /// (method, path, operation id, summary, request schema, success status)
 type Route = (
@@ -33,6 +37,7 @@ fn error_bodies(path: &str) -> &'static [(&'static str, &'static str)] {
         "/healthz" | "/readyz" | "/metrics" | "/openapi.json" => {
             &[("application/problem+json", "Problem")]
         }
+        p if p.starts_with("/ui/") => &[("application/problem+json", "Problem")],
         _ if crate::Dialect::of_path(path) == crate::Dialect::Has => {
             &[("application/json", "HasError")]
         }
@@ -269,7 +274,63 @@ const ROUTES: &[Route] = &[
         None,
         "200",
     ),
+    (
+        HttpMethod::Get,
+        "/ui/api/calendar",
+        "console_calendar",
+        "Console: pools with utilization timelines, reservations, allocations, capacity changes \
+         and preemptions over `?from=&to=` (RFC 3339; default 6 h ago to 2 days ahead)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/ui/api/plans",
+        "console_plans",
+        "Console: the newest 500 plans with their outcome (recommendations, objective, proof, \
+         triage), newest first",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/ui/api/events",
+        "console_events",
+        "Console: server-sent events `ready`, `calendar` {kind, seq}, `plan` {kind, id, \
+         status}, `lagged` {missed}",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/ui/api/place",
+        "console_place_site",
+        "Console: the datacenter topology placements go to, with a sample Heat template",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/ui/api/place",
+        "console_place",
+        "Console: place a Heat template on the topology and draw the racks (nothing is stored; \
+         read-only credentials may call it)",
+        Some("PlaceBody"),
+        "200",
+    ),
 ];
+
+/// The success body of an operation, when it is JSON with a schema: (content type, schema,
+/// is an array).
+fn success_body(id: &str) -> Option<(&'static str, &'static str, bool)> {
+    Some(match id {
+        "console_calendar" => ("application/json", "CalendarView", false),
+        "console_plans" => ("application/json", "PlanView", true),
+        "console_place_site" => ("application/json", "SiteView", false),
+        "console_place" => ("application/json", "PlaceView", false),
+        _ => return None,
+    })
+}
 
 /// The OpenAPI document as pretty JSON (what `docs/openapi.json` holds).
 pub fn openapi_json() -> String {
@@ -291,6 +352,17 @@ pub fn openapi_json() -> String {
         .schema("Problem", Problem::schema())
         .schema("PromiseError", PromiseError::schema())
         .schema("DiagnosticBody", DiagnosticBody::schema())
+        .schema("CalendarView", CalendarView::schema())
+        .schema("PoolView", PoolView::schema())
+        .schema("StepView", StepView::schema())
+        .schema("LevelsView", LevelsView::schema())
+        .schema("ReservationView", ReservationView::schema())
+        .schema("AllocationView", AllocationView::schema())
+        .schema("CapacityChangeView", CapacityChangeView::schema())
+        .schema("PlanView", PlanView::schema())
+        .schema("SiteView", SiteView::schema())
+        .schema("PlaceBody", PlaceBody::schema())
+        .schema("PlaceView", PlaceView::schema())
         .build();
     let mut items: std::collections::BTreeMap<
         &str,
@@ -309,13 +381,24 @@ pub fn openapi_json() -> String {
                     .build(),
             );
         }
+        let mut success = ResponseBuilder::new().description("success");
+        if let Some((ctype, schema, array)) = success_body(id) {
+            let r = Ref::from_schema_name(schema);
+            let content = if array {
+                ContentBuilder::new()
+                    .schema(Some(utoipa::openapi::schema::ArrayBuilder::new().items(r)))
+            } else {
+                ContentBuilder::new().schema(Some(r))
+            };
+            success = success.content(ctype, content.build());
+        }
+        if *id == "console_events" {
+            success = success.content("text/event-stream", ContentBuilder::new().build());
+        }
         let mut op = OperationBuilder::new()
             .operation_id(Some(*id))
             .summary(Some(*summary))
-            .response(
-                *status,
-                ResponseBuilder::new().description("success").build(),
-            )
+            .response(*status, success.build())
             .response("default", error.build());
         if let Some(schema) = body {
             let content = ContentBuilder::new()

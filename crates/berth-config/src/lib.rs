@@ -83,6 +83,9 @@ pub struct Config {
     pub notify: Notify,
     /// Inventory file (YAML/JSON); the bundled example inventory when absent.
     pub inventory: Option<PathBuf>,
+    /// Datacenter topology (berth-topology document) the web console places Heat templates
+    /// on; the bundled example room (`examples/heat/room-rack-pm.yaml`) when absent.
+    pub topology: Option<PathBuf>,
     /// Command stream of the calendar.
     pub stream: String,
     /// Give every inventory candidate's `capacity` to the calendar when the stream is empty.
@@ -253,6 +256,7 @@ impl Default for Config {
             server: Server::default(),
             notify: Notify::default(),
             inventory: None,
+            topology: None,
             stream: "calendar".into(),
             seed_capacity: true,
             credential_key: None,
@@ -325,6 +329,9 @@ impl Config {
         }
         if let Some(v) = env("BERTH_INVENTORY") {
             c.inventory = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("BERTH_TOPOLOGY") {
+            c.topology = Some(PathBuf::from(v));
         }
         if let Some(v) = env("BERTH_CREDENTIAL_KEY") {
             c.credential_key = Some(v);

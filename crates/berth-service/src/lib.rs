@@ -20,6 +20,8 @@
 //! - [`PlanService`]: accepted plans are journaled before the caller hears back, solved by a
 //!   bounded pool of workers (the engine in `spawn_blocking`, `timeout` enforced), and resumed
 //!   after a restart; a template's `reservations` are made in one all-or-nothing batch.
+//! - [`Change`]: what changed, broadcast to live views by
+//!   [`ReservationService::changes`] (calendar commits and timer events, plan changes).
 //! - [`Notifier`]: webhook POSTs with bounded retries and exponential backoff; `https://`
 //!   callbacks verified by rustls (built-in roots plus an optional CA file), `http://` refused
 //!   when `require_https` is set.
@@ -33,11 +35,13 @@
 //! - The service reads the clock (a [`WallClock`]); time never goes backwards for the calendar
 //!   (`now` is the later of the wall clock and the calendar's clock).
 
+mod changes;
 mod error;
 mod notify;
 mod plans;
 mod reservations;
 
+pub use changes::Change;
 pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};

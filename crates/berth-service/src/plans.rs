@@ -324,6 +324,7 @@ impl PlanService {
             Err(e) => return Err(e.into()),
         };
         metrics::counter!("berth_plans_accepted_total").increment(1);
+        self.announce(&id, Some(PlanStatus::Template));
         let _ = self.queue.send(id);
         Ok(to_plan(rec, &HashMap::new()))
     }
@@ -356,11 +357,20 @@ impl PlanService {
     pub async fn delete(&self, id: &str) -> Result<(), ServiceError> {
         self.store.delete_plan(id).await?;
         self.working.lock().await.remove(id);
+        self.announce(id, None);
         Ok(())
+    }
+
+    fn announce(&self, id: &str, status: Option<PlanStatus>) {
+        self.reservations.announce(crate::Change::Plan {
+            id: id.to_owned(),
+            status,
+        });
     }
 
     async fn set_status(&self, id: &str, status: PlanStatus) {
         self.working.lock().await.insert(id.to_owned(), status);
+        self.announce(id, Some(status));
     }
 
     async fn finish(
@@ -392,6 +402,7 @@ impl PlanService {
             Err(e) => tracing::error!(plan = id, error = %e, "cannot record a finished plan"),
         }
         self.working.lock().await.remove(id);
+        self.announce(id, Some(status));
         metrics::counter!("berth_plans_finished_total", "status" => status.as_str()).increment(1);
     }
 

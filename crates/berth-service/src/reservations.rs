@@ -19,9 +19,10 @@ use berth_store::{
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, broadcast, mpsc, oneshot};
 
 use crate::ServiceError;
+use crate::changes::{self, Change};
 use crate::notify::{Notification, Notifier};
 use writer::Pending;
 
@@ -298,6 +299,8 @@ struct Core {
     commits: AtomicU64,
     requests: AtomicU64,
     snapshots: AtomicU64,
+    /// Change notices for live views.
+    changes: broadcast::Sender<Change>,
 }
 
 /// The reservation service over one command stream of a [`Store`]. Share it behind an `Arc`.
@@ -349,6 +352,7 @@ impl ReservationService {
             commits: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             snapshots: AtomicU64::new(0),
+            changes: broadcast::channel(changes::CAPACITY).0,
         });
         {
             let mut inner = core.inner.lock().await;
@@ -629,6 +633,7 @@ impl ReservationService {
     /// Runs `f` on the calendar brought up to now (due events are dispatched).
     pub async fn read<R>(&self, f: impl FnOnce(&Calendar) -> R) -> Result<R, ServiceError> {
         let mut inner = self.core.inner.lock().await;
+        let before = inner.seq;
         self.core.catch_up(&mut inner).await?;
         let now = self.core.now(&inner);
         let events = inner.cal.advance(now)?;
@@ -637,7 +642,11 @@ impl ReservationService {
         }
         let notes = inner.notifications(&events);
         let r = f(&inner.cal);
+        let seq = inner.seq;
         drop(inner);
+        if seq != before || !events.is_empty() {
+            self.core.announce(Change::Calendar { seq });
+        }
         self.core.notifier.send_all(notes);
         Ok(r)
     }
@@ -679,6 +688,18 @@ impl ReservationService {
         self.core.inner.lock().await.seq
     }
 
+    /// Change notices from now on: calendar commits and timer events, and plan changes (the
+    /// plan service announces through this service). A receiver that lags gets
+    /// `RecvError::Lagged` and should refetch what it shows.
+    pub fn changes(&self) -> broadcast::Receiver<Change> {
+        self.core.changes.subscribe()
+    }
+
+    /// Tells the listeners of [`ReservationService::changes`] about `change`.
+    pub(crate) fn announce(&self, change: Change) {
+        self.core.announce(change);
+    }
+
     /// The store (for readiness probes).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.core.store
@@ -708,6 +729,13 @@ impl ReservationService {
         drop(inner);
         self.core.persist_snapshot(seq, snap).await?;
         Ok(Some(seq))
+    }
+}
+
+impl Core {
+    /// No listener is not an error: nobody is watching.
+    fn announce(&self, change: Change) {
+        let _ = self.changes.send(change);
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod compat_has;
 mod compat_promise;
+mod console;
 mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;

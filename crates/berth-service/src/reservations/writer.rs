@@ -61,9 +61,14 @@ pub(super) async fn run(core: Arc<Core>, mut rx: mpsc::Receiver<Pending>) {
                 Err(_) => break,
             }
         }
+        let before = inner.seq;
         let (answers, notes) = core.commit_batch(&mut inner, &batch).await;
         core.snapshot_if_due(&mut inner);
+        let seq = inner.seq;
         drop(inner);
+        if seq != before {
+            core.announce(crate::changes::Change::Calendar { seq });
+        }
         for (p, answer) in batch.into_iter().zip(answers) {
             // A caller that went away still had its request committed (or refused).
             let _ = p.reply.send(answer);
