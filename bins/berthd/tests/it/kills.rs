@@ -355,7 +355,16 @@ fn kill_nine_at_any_point(dir: &std::path::Path, db: &Db) {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
+        let before = model.lock().unwrap().reservations.len();
         std::thread::sleep(Duration::from_millis(20 + rng % 400));
+        // On a loaded machine the random moment may come before any write: wait for one, so
+        // every cycle kills a daemon with work behind it.
+        let waited = Instant::now();
+        while model.lock().unwrap().reservations.len() == before
+            && waited.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         d.child.kill().unwrap();
         let _ = d.child.wait();
         alive.store(false, Ordering::Relaxed);
