@@ -4,6 +4,7 @@
 pub mod config;
 mod conn;
 pub mod loadtest;
+pub mod probe;
 pub mod tls;
 
 use std::sync::Arc;

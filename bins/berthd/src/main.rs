@@ -20,10 +20,18 @@ struct Args {
     /// Database URL (overrides config and env).
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
+    /// Probe a running daemon instead of serving: GET URL (e.g.
+    /// `http://127.0.0.1:8091/healthz`), exit 0 on a 2xx answer within 5 s, else 1.
+    /// For container health checks where no curl is installed.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["config", "listen", "database_url"])]
+    healthcheck: Option<String>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(url) = &args.healthcheck {
+        return healthcheck(url);
+    }
     let mut cfg = match Config::load(args.config.as_deref(), |k| std::env::var(k).ok()) {
         Ok(c) => c,
         Err(e) => {
@@ -54,6 +62,24 @@ fn main() -> ExitCode {
             tracing::error!(error = %format!("{e:#}"), "berthd stopped");
             eprintln!("berthd: {e:#}");
             ExitCode::from(2)
+        }
+    }
+}
+
+fn healthcheck(url: &str) -> ExitCode {
+    let probe = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(berthd::probe::probe(url, std::time::Duration::from_secs(5))));
+    match probe {
+        Ok(status) => {
+            println!("berthd: {url} answered {status}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("berthd: {e:#}");
+            ExitCode::from(1)
         }
     }
 }

@@ -11,6 +11,7 @@ mod compat_promise;
 mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;
+mod healthcheck;
 mod hostile;
 mod kills;
 mod overload;
