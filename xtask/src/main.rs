@@ -1,4 +1,5 @@
-//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | codegen | loadtest | fuzz`.
+//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | codegen | loadtest | fuzz
+//! | python-client | lint-deploy`.
 
 mod deploy;
 mod homing;
