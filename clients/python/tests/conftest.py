@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -43,8 +45,9 @@ def berthd_binary() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def berthd() -> Iterator[Daemon]:
+@contextlib.contextmanager
+def running_berthd(extra_env: Optional[dict[str, str]] = None, scheme: str = "http") -> Iterator[Daemon]:
+    """A berthd on a free loopback port with a fresh SQLite file and the example inventory."""
     with tempfile.TemporaryDirectory(prefix="berth-client-") as tmp:
         d = Path(tmp)
         port = _free_port()
@@ -58,22 +61,40 @@ def berthd() -> Iterator[Daemon]:
             "BERTH_LOG": "warn",
             # The subscription tests name callbacks on loopback.
             "BERTH_NOTIFY_ALLOW_PRIVATE": "true",
+            **(extra_env or {}),
         }
         log = open(d / "berthd.log", "wb")
         proc = subprocess.Popen([str(berthd_binary())], env=env, cwd=d, stdout=log, stderr=log)
-        daemon = Daemon(f"http://127.0.0.1:{port}", d)
+        daemon = Daemon(f"{scheme}://127.0.0.1:{port}", d)
+        # Readiness over plain TCP: the probe must not depend on the client's TLS settings.
         try:
             deadline = time.monotonic() + 30
-            while not daemon.client().ready():
+            while True:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.flush()
                     pytest.fail("berthd did not start:\n" + (d / "berthd.log").read_text())
-                time.sleep(0.05)
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
             yield daemon
         finally:
             proc.terminate()
             proc.wait(timeout=30)
             log.close()
+
+
+@pytest.fixture(scope="session")
+def berthd() -> Iterator[Daemon]:
+    with running_berthd() as d:
+        c = d.client()
+        deadline = time.monotonic() + 30
+        while not c.ready():
+            if time.monotonic() > deadline:
+                pytest.fail("berthd never answered /readyz")
+            time.sleep(0.05)
+        yield d
 
 
 @pytest.fixture()
