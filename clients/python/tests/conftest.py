@@ -19,6 +19,7 @@ from berth_client import Client
 
 ROOT = Path(__file__).resolve().parents[3]
 USER, PASSWORD, TOKEN = "ops", "s3cret", "client-test-token"
+READ_TOKEN = "client-test-read-token"
 
 
 @dataclass
@@ -58,6 +59,7 @@ def running_berthd(extra_env: Optional[dict[str, str]] = None, scheme: str = "ht
             "BERTH_INVENTORY": str(ROOT / "examples" / "inventory.yaml"),
             "BERTH_BASIC_AUTH": f"{USER}:{PASSWORD}",
             "BERTH_TOKENS": TOKEN,
+            "BERTH_READ_TOKENS": READ_TOKEN,
             "BERTH_LOG": "warn",
             # The subscription tests name callbacks on loopback.
             "BERTH_NOTIFY_ALLOW_PRIVATE": "true",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from berth_client import BadRequest, Client, NotFound, TransportError, Unauthorized
+from berth_client import BadRequest, Client, Forbidden, NotFound, TransportError, Unauthorized
 
-from conftest import TOKEN, Daemon
+from conftest import READ_TOKEN, TOKEN, Daemon
 
 
 def test_no_or_wrong_credentials_are_401_in_the_routes_dialect(berthd: Daemon) -> None:
@@ -27,6 +27,17 @@ def test_a_bearer_token_and_open_probes(berthd: Daemon) -> None:
     assert isinstance(Client(berthd.url, token=TOKEN).list_plans(), list)
     # Probes answer without credentials.
     assert Client(berthd.url).healthy() and Client(berthd.url).ready()
+
+
+def test_read_only_credentials_read_and_get_403_on_writes(berthd: Daemon) -> None:
+    ro = Client(berthd.url, token=READ_TOKEN)
+    assert isinstance(ro.query_capacity(zone="dfw1").capacity, dict)
+    with pytest.raises(Forbidden) as e:
+        ro.create_reservation({"cores": 1})
+    assert (e.value.status, e.value.dialect) == (403, "promise")
+    assert "may only read" in e.value.message
+    with pytest.raises(Forbidden):
+        ro.create_plan("ro", "demands: {}")
 
 
 def test_unknown_records_are_404_naming_the_field(client: Client) -> None:
