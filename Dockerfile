@@ -30,5 +30,5 @@ ENV BERTH_LISTEN=0.0.0.0:8091 \
     BERTH_INVENTORY=/etc/berth/inventory.yaml
 EXPOSE 8091
 HEALTHCHECK --interval=15s --timeout=6s --start-period=20s --retries=3 \
-    CMD ["/usr/local/bin/berthd", "--healthcheck", "http://127.0.0.1:8091/healthz"]
+    CMD ["/usr/local/bin/berthd", "--healthcheck"]
 ENTRYPOINT ["/usr/local/bin/berthd"]

@@ -145,8 +145,8 @@ pub fn dockerfile(text: &str) -> Vec<String> {
         Some((_, a)) if !a.contains("CMD") || a.trim() == "NONE" => p.push(format!(
             "Dockerfile: HEALTHCHECK `{a}` has no CMD; expected a probe of /healthz"
         )),
-        Some((_, a)) if !a.contains("/healthz") => p.push(format!(
-            "Dockerfile: HEALTHCHECK `{a}` does not probe /healthz"
+        Some((_, a)) if !a.contains("/healthz") && !a.contains("--healthcheck") => p.push(format!(
+            "Dockerfile: HEALTHCHECK `{a}` does not probe /healthz (a URL or `berthd --healthcheck`)"
         )),
         Some(_) => {}
     }

@@ -1,7 +1,9 @@
-//! `berthd --healthcheck URL`, the container image's probe: exit 0 while a daemon serves
-//! `/healthz`, 1 (naming the URL) once it is gone or for a path that is not 2xx.
+//! `berthd --healthcheck [URL]`, the container image's probe: exit 0 while a daemon serves
+//! `/healthz`, 1 (naming the URL) once it is gone or for a path that is not 2xx; without a URL,
+//! the daemon its config describes, over TLS when it serves TLS.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::{free_port, site, start, terminate};
 use crate::db::Db;
@@ -43,4 +45,50 @@ fn healthcheck_flag_exits_0_while_serving_and_1_after() {
         text.starts_with(&format!("berthd: health check {url}: no answer")),
         "{text}"
     );
+}
+
+#[test]
+fn bare_healthcheck_probes_the_configured_daemon_over_tls() {
+    let dir = site();
+    let pki = super::tls::pki(dir.path());
+    let port = free_port();
+    let mut child = super::tls::berthd(dir.path(), port)
+        .env("BERTH_TLS_CERT", &pki.cert)
+        .env("BERTH_TLS_KEY", &pki.key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The probe's own config: every address, TLS; its certificate's CA is not trusted here.
+    let bare = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_berthd"))
+            .arg("--healthcheck")
+            .env("BERTH_LISTEN", format!("0.0.0.0:{port}"))
+            .env("BERTH_TLS_CERT", &pki.cert)
+            .env("BERTH_TLS_KEY", &pki.key)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let t = Instant::now();
+    let mut last = bare();
+    while last.0 != Some(0) && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+        last = bare();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        last,
+        (
+            Some(0),
+            format!("berthd: https://127.0.0.1:{port}/healthz answered 200\n")
+        )
+    );
+    // Plain http to the TLS listener is no answer.
+    let (code, _) = probe(&format!("http://127.0.0.1:{port}/healthz"));
+    assert_eq!(code, Some(1));
 }
