@@ -17,6 +17,7 @@ mod kills;
 mod overload;
 mod races;
 mod secrets;
+mod seeding;
 mod tls;
 
 /// ONAP network-slicing flows (nsi, nssi, nst, generated slice profiles).
