@@ -1,6 +1,7 @@
-//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | codegen | loadtest | fuzz |
-//! completions`.
+//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | codegen | loadtest | fuzz
+//! | completions | python-client | lint-deploy`.
 
+mod deploy;
 mod homing;
 mod tidy;
 
@@ -19,6 +20,9 @@ commands:
           Berth and CP-SAT (ortools in a venv under target/) on the same seeded homing
           instances, one table; fails if Berth proves a different optimum
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)
+  python-client  mypy --strict and pytest of clients/python (venv under target/) against a
+          real target/debug/berthd
+  lint-deploy  check the Dockerfile, docker-compose.yml, deploy/kubernetes and the systemd unit
   loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest)
   fuzz    [--seconds N] [TARGET...]  run the cargo-fuzz targets (default: all, 60 s each), corpora
           seeded from examples/; needs `cargo install cargo-fuzz`
@@ -34,6 +38,8 @@ fn main() {
         Some("bench-homing") => homing::bench(&args[1..]),
         Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
         Some("loadtest") => loadtest(&args[1..]),
+        Some("python-client") => python_client(),
+        Some("lint-deploy") => deploy::lint(&root()),
         Some("fuzz") => fuzz(&args[1..]),
         Some("completions") => completions(&args[1..]),
         Some("-h" | "--help" | "help") => {
@@ -144,6 +150,11 @@ fn ci() -> Result<()> {
     eprintln!("\n==> xtask codegen --check");
     codegen(true)?;
 
+    python_client()?;
+
+    eprintln!("\n==> xtask lint-deploy");
+    deploy::lint(&root())?;
+
     eprintln!("\nxtask ci: all steps passed in {:.0?}", started.elapsed());
     Ok(())
 }
@@ -188,6 +199,37 @@ fn completions(args: &[String]) -> Result<()> {
         man.display()
     );
     Ok(())
+}
+
+/// The Python client's type check and tests, against the workspace's own debug `berthd` and
+/// `berth`, in a venv under `target/` (pip installs the client's test extras from PyPI).
+fn python_client() -> Result<()> {
+    let mut build = cargo();
+    build.args(["build", "--locked", "-p", "berthd", "-p", "berth", "--bins"]);
+    run("cargo build -p berthd -p berth", build)?;
+    let root = root();
+    let venv = root.join("target/python-client-venv");
+    let bin = venv.join("bin");
+    if !bin.join("pip").is_file() {
+        let mut v = Command::new("python3");
+        v.args(["-m", "venv"]).arg(&venv);
+        run("python3 -m venv target/python-client-venv", v)?;
+    }
+    let mut pip = Command::new(bin.join("pip"));
+    pip.args(["install", "-q", "-e"])
+        .arg(root.join("clients/python[test]"));
+    run("pip install -e clients/python[test]", pip)?;
+    let dir = root.join("clients/python");
+    let mut mypy = Command::new(bin.join("mypy"));
+    mypy.arg("--strict").current_dir(&dir);
+    run("mypy --strict (clients/python)", mypy)?;
+    let mut pytest = Command::new(bin.join("pytest"));
+    pytest
+        .args(["-q", "-p", "no:cacheprovider"])
+        .current_dir(&dir)
+        .env("BERTH_BIN", root.join("target/debug/berthd"))
+        .env("BERTH_CLI", root.join("target/debug/berth"));
+    run("pytest (clients/python, real berthd)", pytest)
 }
 
 fn bench(extra: &[String]) -> Result<()> {

@@ -5,6 +5,7 @@
 pub use berth_config as config;
 mod conn;
 pub mod loadtest;
+pub mod probe;
 pub mod tls;
 
 use std::sync::Arc;
@@ -227,11 +228,16 @@ pub async fn serve(
         ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier).await?;
     if cfg.seed_capacity && reservations.seq().await == 0 && !seed.is_empty() {
         let n = seed.len();
-        reservations
-            .batch(seed)
+        // Once per database: of daemons starting together on an empty one, one seeds it.
+        let applied = reservations
+            .batch_once("berthd:seed-inventory-capacity", seed)
             .await
             .context("cannot seed capacity from the inventory")?;
-        tracing::info!(pools = n, "seeded calendar capacity from the inventory");
+        if applied {
+            tracing::info!(pools = n, "seeded calendar capacity from the inventory");
+        } else {
+            tracing::info!("another daemon seeded the calendar from the inventory");
+        }
     }
     let plan_cfg = PlanConfig {
         workers: cfg.plans.workers.max(1),

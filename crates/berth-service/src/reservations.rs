@@ -457,6 +457,26 @@ impl ReservationService {
         Ok(self.submit(commands, None).await?.0)
     }
 
+    /// Applies every command or none, at most once per `key` among all daemons sharing the
+    /// store: `Ok(true)` when this call applied them, `Ok(false)` when a batch under `key` was
+    /// applied before. berthd seeds an empty calendar so; daemons starting together on one
+    /// database would otherwise each seed it.
+    pub async fn batch_once(
+        &self,
+        key: &str,
+        commands: Vec<Command>,
+    ) -> Result<bool, ServiceError> {
+        if commands.is_empty() {
+            return Ok(false);
+        }
+        // One fixed fingerprint: any batch under this key counts as the same request.
+        let idem = IdempotencyKey {
+            key: key.to_owned(),
+            request_hash: "once".to_owned(),
+        };
+        Ok(!self.submit(commands, Some(idem)).await?.1)
+    }
+
     /// Adds a capacity-threshold webhook; returns its id (`s<n>`, the calendar's).
     pub async fn subscribe_capacity(
         &self,

@@ -12,11 +12,13 @@ mod console;
 mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;
+mod healthcheck;
 mod hostile;
 mod kills;
 mod overload;
 mod races;
 mod secrets;
+mod seeding;
 mod tls;
 
 /// ONAP network-slicing flows (nsi, nssi, nst, generated slice profiles).

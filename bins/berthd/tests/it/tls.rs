@@ -13,13 +13,13 @@ use serde_json::json;
 use super::{Daemon, Db, TOKEN, free_port, get, post, site, terminate, wait_ready};
 
 /// PEM files of a test CA and of a `localhost`/`127.0.0.1` certificate it signed.
-struct Pki {
-    ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
+pub(super) struct Pki {
+    pub(super) ca: PathBuf,
+    pub(super) cert: PathBuf,
+    pub(super) key: PathBuf,
 }
 
-fn pki(dir: &Path) -> Pki {
+pub(super) fn pki(dir: &Path) -> Pki {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
         KeyPair, KeyUsagePurpose,
@@ -48,7 +48,7 @@ fn pki(dir: &Path) -> Pki {
     p
 }
 
-fn berthd(dir: &Path, port: u16) -> Command {
+pub(super) fn berthd(dir: &Path, port: u16) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_berthd"));
     cmd.env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
         .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
