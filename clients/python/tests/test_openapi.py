@@ -22,6 +22,12 @@ NOT_CLIENT_OPS = {
     ("get", "/v1/plans/healthcheck"),
     ("get", "/metrics"),
     ("get", "/openapi.json"),
+    # The web console's own read views (/ui/api/*) serve its pages; they are not a client API.
+    ("get", "/ui/api/calendar"),
+    ("get", "/ui/api/events"),
+    ("get", "/ui/api/place"),
+    ("post", "/ui/api/place"),
+    ("get", "/ui/api/plans"),
 }
 
 
