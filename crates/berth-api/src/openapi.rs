@@ -13,8 +13,8 @@ use crate::error::{
 };
 use crate::has::PlanBody;
 use crate::promise::{
-    CapacityBody, CapacitySubscribeBody, InstanceBody, ProviderBody, QueryBody, ReservationBody,
-    ReservationSubscribeBody,
+    CapacityBody, CapacitySubscribeBody, ElementsBody, FilterBody, FlavorBody, InstanceBody,
+    ProviderBody, QueryBody, ReservationBody, ReservationSubscribeBody, WindowBody,
 };
 use crate::ui::{
     AllocationView, CalendarView, CapacityChangeView, LevelsView, PlaceBody, PlaceView, PlanView,
@@ -339,6 +339,10 @@ pub fn openapi_json() -> String {
         .schema("ProviderBody", ProviderBody::schema())
         .schema("ReservationBody", ReservationBody::schema())
         .schema("QueryBody", QueryBody::schema())
+        .schema("WindowBody", WindowBody::schema())
+        .schema("ElementsBody", ElementsBody::schema())
+        .schema("FlavorBody", FlavorBody::schema())
+        .schema("FilterBody", FilterBody::schema())
         .schema("InstanceBody", InstanceBody::schema())
         .schema("CapacityBody", CapacityBody::schema())
         .schema("CapacitySubscribeBody", CapacitySubscribeBody::schema())

@@ -624,6 +624,23 @@ fn committed_openapi_document_is_fresh() {
 }
 
 #[test]
+fn every_schema_reference_in_the_openapi_document_resolves() {
+    let doc = openapi_json();
+    let v: Value = serde_json::from_str(&doc).unwrap();
+    let schemas = v["components"]["schemas"].as_object().unwrap();
+    let dangling: std::collections::BTreeSet<&str> = doc
+        .split("\"#/components/schemas/")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|name| !schemas.contains_key(*name))
+        .collect();
+    assert!(
+        dangling.is_empty(),
+        "dangling schema references: {dangling:?}"
+    );
+}
+
+#[test]
 fn slicing_recommendations_carry_attributes_in_the_candidate_as_has() {
     let outcome = json!({"solutions": [{"placements": {
         "URLLC": {
