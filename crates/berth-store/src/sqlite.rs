@@ -80,10 +80,7 @@ impl SqliteStore {
             .connect_with(connect)
             .await
             .map_err(StoreError::db("open sqlite database"))?;
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&pool)
-            .await
-            .map_err(|source| StoreError::Migration { source })?;
+        migrate(&pool).await?;
         Ok(SqliteStore {
             pool,
             write_lock: Arc::new(Mutex::new(())),
@@ -99,6 +96,28 @@ impl SqliteStore {
         let guard = self.write_lock.clone().lock_owned().await;
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         Ok(WriteTx::new(tx, Some(guard)))
+    }
+}
+
+/// Applies the embedded migrations. SQLite has no migration lock: daemons starting together on a
+/// new file can both try one migration, and the loser's statement fails once the winner commits
+/// (each migration is one transaction, so nothing is half applied). Running the migrator again
+/// then finds the migration applied and goes on.
+async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+    let migrator = sqlx::migrate!("./migrations/sqlite");
+    let mut attempt = 0;
+    loop {
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(
+                sqlx::migrate::MigrateError::Execute(_)
+                | sqlx::migrate::MigrateError::ExecuteMigration(..),
+            ) if attempt < 8 => {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+            }
+            Err(source) => return Err(StoreError::Migration { source }),
+        }
     }
 }
 

@@ -215,6 +215,39 @@ async fn two_stores_on_one_file_serialize_appends() {
     assert_eq!(b.head("s").await.unwrap(), 1);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn daemons_opening_a_new_file_together_all_migrate_it() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("new.db").display());
+        let start = Arc::new(Barrier::new(6));
+        let opens: Vec<_> = (0..6)
+            .map(|_| {
+                let (url, start) = (url.clone(), Arc::clone(&start));
+                tokio::spawn(async move {
+                    start.wait().await;
+                    SqliteStore::open(&url, &StoreOptions::default()).await
+                })
+            })
+            .collect();
+        let mut stores = Vec::new();
+        for o in opens {
+            match o.await.unwrap() {
+                Ok(s) => stores.push(s),
+                Err(e) => panic!("round {round}: {e:?}"),
+            }
+        }
+        // One schema, usable by every store.
+        for (i, s) in stores.iter().enumerate() {
+            let head = s.head("cal").await.unwrap();
+            s.append_commands("cal", head, &[marker(i as u64)])
+                .await
+                .unwrap();
+        }
+        assert_eq!(stores[0].head("cal").await.unwrap(), 6);
+    }
+}
+
 #[tokio::test]
 async fn urls_are_dispatched_and_never_echoed() {
     let err = berth_store::open("mysql://user:hunter2@127.0.0.1/db")
