@@ -5,7 +5,6 @@ mod alldiff;
 mod at_most;
 mod capacity;
 mod filter;
-mod keys;
 mod pairwise;
 mod same_group;
 
@@ -14,7 +13,6 @@ pub use at_most::AtMostCount;
 pub use capacity::Capacity;
 pub(crate) use capacity::CapacityData;
 pub use filter::Filter;
-pub use keys::{Keys, NO_KEY};
 pub use pairwise::Pairwise;
 pub use same_group::SameGroup;
 

@@ -2,15 +2,8 @@
 
 use std::ops::Range;
 
-use crate::state::{DomainIter, State};
+use crate::state::{Conflict, DomainIter, State};
 use crate::{ConstraintId, Value, VarId};
-
-/// A propagator found that the current node has no solution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Conflict {
-    /// The variable whose domain was wiped out, if that is what happened.
-    pub var: Option<VarId>,
-}
 
 /// A full or partial assignment, as seen by [`Constraint::violation`].
 #[derive(Clone, Copy, Debug)]

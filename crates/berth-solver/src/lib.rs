@@ -72,6 +72,7 @@ mod error;
 mod explain;
 mod expr;
 mod ids;
+mod keys;
 mod lagrange;
 mod matching;
 mod problem;
@@ -84,15 +85,15 @@ mod symmetry;
 mod tests;
 
 pub use builtin::{
-    AllDifferent, AllDifferentGroup, AtMostCount, Capacity, Filter, Keys, NO_KEY, Pairwise,
-    SameGroup,
+    AllDifferent, AllDifferentGroup, AtMostCount, Capacity, Filter, Pairwise, SameGroup,
 };
-pub use constraint::{Assignment, Conflict, Constraint, Ctx};
+pub use constraint::{Assignment, Constraint, Ctx};
 pub use error::SolveError;
 pub use explain::{Explanation, Triage, VarTriage};
 pub use expr::{Expr, PairFn, Sense};
 pub use ids::{ConstraintId, Value, VarId};
+pub use keys::{Keys, NO_KEY};
 pub use problem::{Evaluation, Problem, Violation};
 pub use search::{Deadline, Progress, Solution, SolveOptions, Stats, StopReason, Unique};
 pub use solve::Outcome;
-pub use state::DomainIter;
+pub use state::{Conflict, DomainIter};

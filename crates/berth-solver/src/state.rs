@@ -2,7 +2,14 @@
 
 use std::collections::VecDeque;
 
-use crate::{Conflict, ConstraintId, Value, VarId};
+use crate::{ConstraintId, Value, VarId};
+
+/// A propagator found that the current node has no solution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// The variable whose domain was wiped out, if that is what happened.
+    pub var: Option<VarId>,
+}
 
 /// One reversible change.
 #[derive(Clone, Copy, Debug)]

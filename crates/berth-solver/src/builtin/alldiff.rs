@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
+use crate::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
 use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
 
 /// No two variables of the scope take the same value index (candidates shared by index, e.g.

@@ -1,7 +1,7 @@
 //! `Capacity`: resource vectors on capacity holders (hosts, sites): per-dimension sums fit.
 
 use super::alldiff::key_sizes;
-use super::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
+use crate::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
 use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
 
 /// Each value of a variable sits on a capacity holder (`holders[i][value]`, or [`NO_KEY`] for

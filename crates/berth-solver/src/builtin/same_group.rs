@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::alldiff::key_sizes;
-use super::keys::{KeyIndex, Keys, NO_KEY, index_all};
+use crate::keys::{KeyIndex, Keys, NO_KEY, index_all};
 use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
 
 /// All variables of the scope take values with the same key; a value with [`NO_KEY`] can be
