@@ -1,7 +1,7 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--explain]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--explain]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         (Some("solve"), Some(file)) => solve(file, &args),
         _ => {
             eprintln!(
-                "usage: homing gen DIR [--sizes 4x20,...] [--seeds N] | homing solve FILE --limit SECONDS"
+                "usage: homing gen DIR [--sizes 4x20,...] [--seeds N] | homing solve FILE --limit SECONDS [--threads N]"
             );
             ExitCode::from(2)
         }
@@ -83,8 +83,12 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
     };
     let start = Instant::now();
     let p = to_problem(&inst);
+    let threads: usize = arg(args, "--threads")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
     let opts = SolveOptions {
         deadline: Some(Arc::new(start + Duration::from_secs_f64(limit))),
+        threads,
         ..SolveOptions::default()
     };
     let out = p.solve(&opts);

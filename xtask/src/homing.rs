@@ -91,7 +91,12 @@ fn show(a: Option<&Answer>) -> String {
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let limit = flag(args, "--limit").unwrap_or("20");
     let workers = flag(args, "--workers").unwrap_or("2");
-    let dir = root().join("target/bench-homing");
+    let threads = flag(args, "--threads").unwrap_or("1");
+    // Under the target directory cargo builds into (`CARGO_TARGET_DIR` when set).
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map_or_else(|| root().join("target"), |t| root().join(t));
+    let dir = target.join("bench-homing");
     let inst_dir = dir.join("instances");
     let mut b = cargo();
     b.args([
@@ -104,7 +109,7 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         "homing",
     ]);
     run("build the Berth runner (release)", b)?;
-    let exe = root().join("target/release/examples/homing");
+    let exe = target.join("release/examples/homing");
     let mut gen_cmd = Command::new(&exe);
     gen_cmd.arg("gen").arg(&inst_dir);
     for f in ["--sizes", "--seeds"] {
@@ -127,7 +132,7 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
     };
     let script = root().join("benches/homing/cpsat.py");
     println!(
-        "\ntime limit {limit} s each; CP-SAT with {workers} workers; ratio = CP-SAT time / Berth time\n"
+        "\ntime limit {limit} s each; CP-SAT with {workers} workers, Berth with {threads} threads; ratio = CP-SAT time / Berth time\n"
     );
     println!(
         "| instance | CP-SAT status | CP-SAT objective | CP-SAT s | Berth status | Berth objective | Berth s | ratio |"
@@ -158,7 +163,7 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
             None => None,
         };
         let o = Command::new(&exe)
-            .args(["solve", f, "--limit", limit])
+            .args(["solve", f, "--limit", limit, "--threads", threads])
             .output()
             .context("cannot run the Berth runner")?;
         if !o.status.success() {

@@ -16,7 +16,7 @@ commands:
   ci      fmt check, clippy -D warnings, tidy, all tests and doctests, bench smoke, fuzz check
   tidy    layering rule, `//!` headers, no ignored or should-panic tests
   bench   run the criterion benches briefly (extra arguments go to cargo bench)
-  bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--no-cpsat]
+  bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--threads N] [--no-cpsat]
           Berth and CP-SAT (ortools in a venv under target/) on the same seeded homing
           instances, one table; fails if Berth proves a different optimum
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)

@@ -26,6 +26,7 @@ use crate::state::State;
 const ITERATIONS: usize = 120;
 
 /// The relaxation with its multipliers fixed.
+#[derive(Clone)]
 pub(crate) struct Lagrange {
     /// Variables the relaxation reads (a unary term or a capacity demand).
     vars: Vec<u32>,

@@ -74,6 +74,7 @@ mod expr;
 mod ids;
 mod keys;
 mod lagrange;
+mod lns;
 mod matching;
 mod problem;
 mod search;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::decompose::Components;
 use crate::expr::Compiled;
 use crate::lagrange::{self, Lagrange};
+use crate::lns::Neighbourhoods;
 use crate::matching::{KeyGroup, group_lb, key_groups};
 use crate::state::{Event, State};
 use crate::{Assignment, Conflict, Constraint, ConstraintId, Ctx, Problem, Value, VarId};
@@ -114,6 +115,14 @@ pub struct SolveOptions {
     pub explain_checks: u32,
     /// Told when the main search improves its best plan.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Threads of the main search (0 counts as 1). With more than one, the others improve
+    /// the shared incumbent by large-neighbourhood rounds while the first one searches and
+    /// proves; a proven optimum is the same plan whatever the count (see [`Problem::solve`]).
+    ///
+    /// [`Problem::solve`]: crate::Problem::solve
+    pub threads: usize,
+    /// Seed of the large-neighbourhood rounds' random choices (same seed, same rounds).
+    pub seed: u64,
 }
 
 impl Default for SolveOptions {
@@ -127,6 +136,8 @@ impl Default for SolveOptions {
             explain_node_limit: 10_000,
             explain_checks: 200,
             progress: None,
+            threads: 1,
+            seed: 0,
         }
     }
 }
@@ -142,6 +153,8 @@ impl std::fmt::Debug for SolveOptions {
             .field("explain_node_limit", &self.explain_node_limit)
             .field("explain_checks", &self.explain_checks)
             .field("progress", &self.progress.is_some())
+            .field("threads", &self.threads)
+            .field("seed", &self.seed)
             .finish()
     }
 }
@@ -168,6 +181,7 @@ pub(crate) struct Found {
 }
 
 /// Settings of one search run.
+#[derive(Clone, Copy)]
 pub(crate) struct RunConfig<'a> {
     pub(crate) active: &'a [bool],
     pub(crate) with_objective: bool,
@@ -228,6 +242,71 @@ pub(crate) struct Engine<'p> {
     lag: Option<Lagrange>,
     /// Told of each new best plan, with the root bound (minimized cost).
     progress: Option<(&'p dyn Progress, f64)>,
+    /// The threshold while fewer than `k` plans are known (a neighbourhood round's
+    /// incumbent, the canonical pass's optimum).
+    cap: f64,
+    /// How this engine was configured (to build the neighbourhood rounds' engine alike).
+    cfg: RunConfig<'p>,
+    /// Large-neighbourhood rounds interleaved with this search (see `lns.rs`).
+    improver: Option<Box<Improver<'p>>>,
+    /// The incumbent shared with improving threads.
+    shared: Option<&'p Shared>,
+}
+
+/// Neighbourhood rounds run by the main search between its own nodes: an engine of their
+/// own (from a copy of the root state), the neighbourhood choice and the schedule.
+struct Improver<'p> {
+    engine: Option<Engine<'p>>,
+    root: State,
+    nb: Neighbourhoods,
+    /// The main search's node count at which the next phase starts, and the phase length.
+    next_at: u64,
+    gap: u64,
+}
+
+/// Main-search nodes before the first phase of neighbourhood rounds; each phase then runs as
+/// many nodes of rounds as the main search ran since the previous one, and the gap doubles.
+const FIRST_GAP: u64 = 2_000;
+/// Node budget of one neighbourhood round.
+const ROUND_NODES: u64 = 500;
+
+/// The best plan known to every thread of one search.
+pub(crate) struct Shared {
+    best: std::sync::Mutex<Option<(f64, Vec<Value>)>>,
+    /// The best cost's bits (`f64`), read without the lock.
+    cost: std::sync::atomic::AtomicU64,
+    /// Set when the main search ends: the improving threads stop.
+    pub(crate) stop: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn new() -> Shared {
+        Shared {
+            best: std::sync::Mutex::new(None),
+            cost: std::sync::atomic::AtomicU64::new(f64::INFINITY.to_bits()),
+            stop: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn cost(&self) -> f64 {
+        f64::from_bits(self.cost.load(std::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Offers a plan; kept when it is cheaper than the shared one.
+    fn offer(&self, cost: f64, values: &[Value]) {
+        let Ok(mut best) = self.best.lock() else {
+            return;
+        };
+        if best.as_ref().is_none_or(|b| cost < b.0) {
+            *best = Some((cost, values.to_vec()));
+            self.cost
+                .store(cost.to_bits(), std::sync::atomic::Ordering::Release);
+        }
+    }
+
+    fn get(&self) -> Option<(f64, Vec<Value>)> {
+        self.best.lock().ok().and_then(|b| b.clone())
+    }
 }
 
 impl<'p> Engine<'p> {
@@ -320,7 +399,194 @@ impl<'p> Engine<'p> {
             sym_rank: Vec::new(),
             lag: None,
             progress: None,
+            cap: f64::INFINITY,
+            cfg: *cfg,
+            improver: None,
+            shared: None,
         }
+    }
+
+    /// From now on (after root propagation and seeding), interleaves large-neighbourhood
+    /// rounds around the incumbent with this search (one thread). Only for the main search
+    /// of one optimum.
+    pub(crate) fn improve(&mut self, seed: u64) {
+        let sizes: Vec<u32> = (0..self.st.vars() as u32).map(|x| self.st.size(x)).collect();
+        let nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
+        if nb.is_empty() || self.k != 1 || !self.with_objective {
+            return;
+        }
+        self.improver = Some(Box::new(Improver {
+            engine: None,
+            root: self.st.clone(),
+            nb,
+            next_at: self.stats.nodes + FIRST_GAP,
+            gap: FIRST_GAP,
+        }));
+    }
+
+    /// An engine for neighbourhood rounds: same configuration, this engine's root state and
+    /// relaxation, no symmetry ordering (rounds only look for cheaper plans).
+    pub(crate) fn round_engine(&self, root: State) -> Engine<'p> {
+        let cfg = RunConfig {
+            first_only: false,
+            k: 1,
+            node_limit: None,
+            ..self.cfg
+        };
+        let mut e = Engine::new(self.p, self.obj, &cfg);
+        e.resume(root);
+        e.lag = self.lag.clone();
+        e
+    }
+
+    /// Shares the incumbent with improving threads (see [`Engine::rounds`]).
+    pub(crate) fn share(&mut self, shared: &'p Shared) {
+        self.shared = Some(shared);
+        if let Some(f) = self.found.first() {
+            shared.offer(f.cost, &f.solution.values);
+        }
+    }
+
+    /// One large-neighbourhood round on this root-propagated engine: every variable outside
+    /// `free` fixed to its `incumbent` value, the others searched for a plan cheaper than
+    /// `cost` within `budget` nodes. The best plan found, and whether the neighbourhood was
+    /// searched to the end.
+    fn round(
+        &mut self,
+        incumbent: &[Value],
+        cost: f64,
+        free: &[bool],
+        budget: u64,
+    ) -> (Option<(f64, Vec<Value>)>, bool) {
+        let mark = self.st.mark();
+        self.found.clear();
+        self.cap = cost;
+        self.stats.stopped = None;
+        self.node_limit = Some(self.stats.nodes + budget);
+        let mut ok = true;
+        for (x, v) in incumbent.iter().enumerate() {
+            if free.get(x) == Some(&true) {
+                continue;
+            }
+            if self.st.assign(x as u32, v.0).is_err() || self.run_queue().is_err() {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            self.dfs(0);
+        }
+        self.st.undo_to(mark);
+        self.st.clear_events();
+        let best = self
+            .found
+            .first()
+            .map(|f| (f.cost, f.solution.values.clone()));
+        (best, ok && self.stats.stopped.is_none())
+    }
+
+    /// Neighbourhood rounds around the shared incumbent until the main search ends or the
+    /// deadline passes (an improving thread). Returns the nodes searched.
+    pub(crate) fn rounds(&mut self, shared: &Shared, seed: u64) -> u64 {
+        let sizes: Vec<u32> = (0..self.st.vars() as u32).map(|x| self.st.size(x)).collect();
+        let mut nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
+        let stop = || shared.stop.load(std::sync::atomic::Ordering::Acquire);
+        while !nb.is_empty() && !stop() && !self.deadline.is_some_and(|d| d.expired()) {
+            let Some((cost, inc)) = shared.get() else {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            };
+            let free = nb.pick(&inc);
+            let (plan, completed) = self.round(&inc, cost, &free, ROUND_NODES);
+            nb.feedback(plan.is_some(), completed);
+            if let Some((c, values)) = plan {
+                shared.offer(c, &values);
+            }
+        }
+        self.stats.nodes
+    }
+
+    /// A phase of neighbourhood rounds, when the schedule says so.
+    fn improve_phase(&mut self) {
+        let Some(mut imp) = self.improver.take() else {
+            return;
+        };
+        if self.stats.nodes < imp.next_at {
+            self.improver = Some(imp);
+            return;
+        }
+        let mut engine = match imp.engine.take() {
+            Some(e) => e,
+            None => self.round_engine(imp.root.clone()),
+        };
+        let end = engine.stats.nodes + imp.gap;
+        while engine.stats.nodes < end {
+            let Some((cost, inc)) = self
+                .found
+                .first()
+                .map(|f| (f.cost, f.solution.values.clone()))
+            else {
+                break;
+            };
+            let free = imp.nb.pick(&inc);
+            let before = engine.stats.nodes;
+            let (plan, completed) = engine.round(&inc, cost, &free, ROUND_NODES);
+            // Round nodes count against the node limit like the search's own.
+            self.stats.nodes += engine.stats.nodes - before;
+            imp.nb.feedback(plan.is_some(), completed);
+            if let Some((_, values)) = plan {
+                self.seed(values);
+            }
+            if engine.stats.stopped == Some(StopReason::Deadline)
+                || self.node_limit.is_some_and(|l| self.stats.nodes >= l)
+            {
+                break;
+            }
+        }
+        imp.gap = imp.gap.saturating_mul(2);
+        imp.next_at = self.stats.nodes + imp.gap;
+        imp.engine = Some(engine);
+        self.improver = Some(imp);
+    }
+
+    /// Takes the shared incumbent when another thread improved it.
+    fn pull_shared(&mut self) {
+        let Some(sh) = self.shared else { return };
+        if sh.cost() < self.threshold()
+            && let Some((_, values)) = sh.get()
+        {
+            self.seed(values);
+        }
+    }
+
+    /// After a completed search: searches again from `mark` (its root) for the first plan in
+    /// search order that costs the optimum, so the plan returned does not depend on which
+    /// thread or round found an optimum first. Keeps the plan found when a limit cuts it.
+    pub(crate) fn canonical(&mut self, mark: usize) {
+        let Some(best) = self.found.first() else {
+            return;
+        };
+        if self.k != 1 || self.stats.stopped.is_some() || !best.cost.is_finite() {
+            return;
+        }
+        let tol = 2e-9 * best.cost.abs().max(1.0);
+        let keep = std::mem::take(&mut self.found);
+        self.st.undo_to(mark);
+        self.st.clear_events();
+        self.cap = keep[0].cost + tol;
+        let (first_only, progress) = (self.first_only, self.progress.take());
+        self.first_only = true;
+        self.improver = None;
+        self.shared = None;
+        self.seeded = false;
+        self.dfs(0);
+        self.first_only = first_only;
+        self.progress = progress;
+        if self.stats.stopped.is_some() || self.found.is_empty() {
+            self.found = keep;
+        }
+        // The proof was complete: a cut canonical pass does not make it less so.
+        self.stats.stopped = None;
     }
 
     /// After root propagation: orders the values of interchangeable variables (only sound
@@ -649,9 +915,9 @@ impl<'p> Engine<'p> {
 
     fn threshold(&self) -> f64 {
         if self.found.len() < self.k {
-            f64::INFINITY
+            self.cap
         } else {
-            self.found.last().map_or(f64::INFINITY, |f| f.cost)
+            self.found.last().map_or(f64::INFINITY, |f| f.cost.min(self.cap))
         }
     }
 
@@ -676,9 +942,19 @@ impl<'p> Engine<'p> {
             self.stats.stopped = Some(StopReason::NodeLimit);
             return true;
         }
-        if self.stats.nodes.is_multiple_of(64) && self.deadline.is_some_and(|d| d.expired()) {
-            self.stats.stopped = Some(StopReason::Deadline);
-            return true;
+        if self.stats.nodes.is_multiple_of(64) {
+            if self.deadline.is_some_and(|d| d.expired()) {
+                self.stats.stopped = Some(StopReason::Deadline);
+                return true;
+            }
+            self.pull_shared();
+        }
+        if self
+            .improver
+            .as_ref()
+            .is_some_and(|i| self.stats.nodes >= i.next_at)
+        {
+            self.improve_phase();
         }
         false
     }
@@ -920,6 +1196,9 @@ impl<'p> Engine<'p> {
         if at < self.k {
             self.found.insert(at, f);
             self.found.truncate(self.k);
+            if let (0, Some(sh)) = (at, self.shared) {
+                sh.offer(self.found[0].cost, &self.found[0].solution.values);
+            }
             if let (0, Some((p, lb))) = (at, self.progress) {
                 p.improved(self.found[0].solution.score, self.score_bound(lb));
             }

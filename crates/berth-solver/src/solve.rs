@@ -4,7 +4,7 @@ use crate::combine::solve_components;
 use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
 use crate::expr::Compiled;
-use crate::search::{Engine, RunConfig};
+use crate::search::{Engine, RunConfig, Shared};
 use crate::{
     Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
 };
@@ -112,6 +112,7 @@ impl Problem {
                 node_limit,
                 deadline: opts.deadline.as_deref(),
             };
+            let shared = Shared::new();
             let mut e = Engine::new(self, &obj, &cfg);
             let root = e.root(&excluded, round == 0);
             let record = e.st.record.take().unwrap_or_default();
@@ -155,7 +156,40 @@ impl Problem {
                 );
             }
             e.watch(opts.progress.as_deref());
-            e.dfs(0);
+            // One optimum wanted: neighbourhood rounds improve the incumbent meanwhile, and a
+            // proven optimum is searched again for the canonical plan.
+            let single = k == 1 && rounds == 1 && !opts.stop_at_first;
+            let threads = opts.threads.max(1);
+            let mark = e.st.mark();
+            if single && threads > 1 {
+                e.share(&shared);
+                let root = e.st.clone();
+                let helpers: Vec<Engine<'_>> =
+                    (1..threads).map(|_| e.round_engine(root.clone())).collect();
+                let shared = &shared;
+                let nodes: u64 = std::thread::scope(|s| {
+                    let handles: Vec<_> = helpers
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, mut h)| {
+                            let seed = opts.seed.wrapping_add(i as u64 + 1);
+                            s.spawn(move || h.rounds(shared, seed))
+                        })
+                        .collect();
+                    e.dfs(0);
+                    shared.stop.store(true, std::sync::atomic::Ordering::Release);
+                    handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+                });
+                stats.nodes += nodes;
+            } else {
+                if single {
+                    e.improve(opts.seed);
+                }
+                e.dfs(0);
+            }
+            if single {
+                e.canonical(mark);
+            }
             e.cut_at_first();
             stats.add(&e.stats);
             let found = std::mem::take(&mut e.found);
