@@ -262,11 +262,13 @@ struct Improver<'p> {
     /// The main search's node count at which the next phase starts, and the phase length.
     next_at: u64,
     gap: u64,
+    /// Rounds run.
+    rounds: u64,
 }
 
 /// Main-search nodes before the first phase of neighbourhood rounds; each phase then runs as
 /// many nodes of rounds as the main search ran since the previous one, and the gap doubles.
-const FIRST_GAP: u64 = 2_000;
+pub(crate) const FIRST_GAP: u64 = 2_000;
 /// Node budget of one neighbourhood round.
 const ROUND_NODES: u64 = 500;
 
@@ -407,9 +409,9 @@ impl<'p> Engine<'p> {
     }
 
     /// From now on (after root propagation and seeding), interleaves large-neighbourhood
-    /// rounds around the incumbent with this search (one thread). Only for the main search
-    /// of one optimum.
-    pub(crate) fn improve(&mut self, seed: u64) {
+    /// rounds around the incumbent with this search (one thread), the first phase after
+    /// `first_gap` nodes. Only for the main search of one optimum.
+    pub(crate) fn improve(&mut self, seed: u64, first_gap: u64) {
         let sizes: Vec<u32> = (0..self.st.vars() as u32).map(|x| self.st.size(x)).collect();
         let nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
         if nb.is_empty() || self.k != 1 || !self.with_objective {
@@ -419,8 +421,9 @@ impl<'p> Engine<'p> {
             engine: None,
             root: self.st.clone(),
             nb,
-            next_at: self.stats.nodes + FIRST_GAP,
-            gap: FIRST_GAP,
+            next_at: self.stats.nodes + first_gap,
+            gap: first_gap.max(1),
+            rounds: 0,
         }));
     }
 
@@ -534,6 +537,7 @@ impl<'p> Engine<'p> {
             // Round nodes count against the node limit like the search's own.
             self.stats.nodes += engine.stats.nodes - before;
             imp.nb.feedback(plan.is_some(), completed);
+            imp.rounds += 1;
             if let Some((_, values)) = plan {
                 self.seed(values);
             }
@@ -547,6 +551,12 @@ impl<'p> Engine<'p> {
         imp.next_at = self.stats.nodes + imp.gap;
         imp.engine = Some(engine);
         self.improver = Some(imp);
+    }
+
+    /// Neighbourhood rounds run by this search so far.
+    #[cfg(test)]
+    pub(crate) fn improve_rounds(&self) -> u64 {
+        self.improver.as_ref().map_or(0, |i| i.rounds)
     }
 
     /// Takes the shared incumbent when another thread improved it.

@@ -4,7 +4,7 @@ use crate::combine::solve_components;
 use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
 use crate::expr::Compiled;
-use crate::search::{Engine, RunConfig, Shared};
+use crate::search::{Engine, FIRST_GAP, RunConfig, Shared};
 use crate::{
     Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
 };
@@ -183,7 +183,7 @@ impl Problem {
                 stats.nodes += nodes;
             } else {
                 if single {
-                    e.improve(opts.seed);
+                    e.improve(opts.seed, FIRST_GAP);
                 }
                 e.dfs(0);
             }

@@ -256,3 +256,117 @@ fn progress_hears_each_better_plan_ending_at_the_optimum() {
     let quiet = p.solve(&crate::SolveOptions::default()).unwrap();
     assert_eq!(quiet.solutions()[0].score, best);
 }
+
+/// A small problem with shared capacity, zone-different pairs and unary costs.
+fn contended(seed: u64) -> crate::Problem {
+    use crate::{AllDifferentGroup, Capacity, Problem, Sense};
+    let mut r = seed | 1;
+    let mut next = move |n: u64| {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        r % n
+    };
+    let mut p = Problem::new();
+    let n = 4 + next(3) as usize;
+    let m = 3 + next(3) as u32;
+    let v: Vec<VarId> = (0..n).map(|i| p.add_var(format!("v{i}"), m)).collect();
+    let holder: crate::Keys = (0..m).map(|x| x % 3).collect();
+    let zone: crate::Keys = (0..m).map(|x| x % 2).collect();
+    let demands = v.iter().map(|&x| (x, holder.clone(), vec![1 + next(2) as i64])).collect();
+    let caps = (0..3).map(|_| vec![1 + next(3) as i64]).collect();
+    p.add_constraint("cap", Capacity::new(1, caps, demands));
+    for i in 0..n / 2 {
+        let (a, b) = (v[next(n as u64) as usize], v[next(n as u64) as usize]);
+        if a != b {
+            p.add_constraint(
+                format!("zone {i}"),
+                AllDifferentGroup::new(vec![a, b], vec![zone.clone(); 2]),
+            );
+        }
+    }
+    let terms: Vec<(f64, Expr)> = v
+        .iter()
+        .map(|&x| {
+            let costs: Vec<f64> = (0..m).map(|_| next(20) as f64).collect();
+            (1.0, Expr::unary(x, costs))
+        })
+        .collect();
+    p.set_objective(Sense::Minimize, Expr::sum(terms));
+    p
+}
+
+/// Every plan of `p` with its score, by brute force.
+fn all_plans(p: &crate::Problem) -> Vec<(f64, Vec<Value>)> {
+    let sizes = p.sizes();
+    let mut out = Vec::new();
+    let mut a = vec![0u32; sizes.len()];
+    loop {
+        let values: Vec<Value> = a.iter().map(|&v| Value(v)).collect();
+        if p.check(&values).is_empty()
+            && let Some(e) = p.evaluate(&values)
+        {
+            out.push((e.score, values));
+        }
+        let mut i = 0;
+        loop {
+            if i == a.len() {
+                return out;
+            }
+            a[i] += 1;
+            if a[i] < sizes[i] {
+                break;
+            }
+            a[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Neighbourhood rounds at every node, from the worst plan as incumbent: the search still
+    /// ends at the brute-force optimum, and rounds did run.
+    #[test]
+    fn neighbourhood_rounds_keep_the_optimum(seed in any::<u64>(), lns_seed in any::<u64>()) {
+        let p = contended(seed);
+        let mut plans = all_plans(&p);
+        plans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let obj = p.compile().expect("valid");
+        let active = vec![true; p.constraint_count()];
+        let cfg = crate::search::RunConfig {
+            active: &active,
+            with_objective: true,
+            soft: true,
+            vars: None,
+            terms: None,
+            comps: None,
+            first_only: false,
+            k: 1,
+            node_limit: None,
+            deadline: None,
+        };
+        let mut e = crate::search::Engine::new(&p, &obj, &cfg);
+        let root = e.root(&[], false);
+        let Some(worst) = plans.last().cloned() else {
+            // Infeasible: nothing to improve.
+            if root.is_ok() {
+                e.dfs(0);
+            }
+            prop_assert!(e.found.is_empty());
+            return Ok(());
+        };
+        prop_assert!(root.is_ok());
+        e.seed(worst.1);
+        e.relax_capacity();
+        e.improve(lns_seed, 1);
+        e.dfs(0);
+        prop_assert!(e.stats.stopped.is_none());
+        let best = e.found.first().map(|f| f.solution.score);
+        prop_assert_eq!(best, Some(plans[0].0));
+        prop_assert!(e.improve_rounds() > 0 || plans.len() == 1 || e.stats.nodes < 2);
+        let values = e.found[0].solution.values.clone();
+        prop_assert!(p.check(&values).is_empty());
+    }
+}

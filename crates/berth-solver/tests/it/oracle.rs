@@ -846,6 +846,30 @@ proptest! {
         }
     }
 
+    /// More threads (helpers improving a shared incumbent, then the canonical pass): the
+    /// brute-force optimum and the very plan one thread returns, run after run.
+    #[test]
+    fn threads_return_the_plan_of_one_thread(seed in any::<u64>(), threads in 2usize..5, grouped in any::<bool>()) {
+        let spec = if grouped { gen_grouped(seed) } else { gen_contended(seed) };
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let solve = |threads: usize| p.solve(&SolveOptions { threads, ..SolveOptions::default() })
+            .map_err(|e| TestCaseError::fail(e.to_string()));
+        let one = solve(1)?;
+        let many = solve(threads)?;
+        match (&one, &many) {
+            (Outcome::Solved { solutions: a, optimal: true, .. }, Outcome::Solved { solutions: b, optimal: true, .. }) => {
+                prop_assert!(close(a[0].score, all[0].0), "solver {} brute {}", a[0].score, all[0].0);
+                prop_assert_eq!(&a[0].values, &b[0].values);
+                check_solutions(&spec, &p, b)?;
+            }
+            (Outcome::Infeasible { .. }, Outcome::Infeasible { .. }) => prop_assert!(all.is_empty()),
+            (a, b) => prop_assert!(false, "one thread {a:?}, {threads} threads {b:?}"),
+        }
+        let again = solve(threads)?;
+        prop_assert_eq!(many.solutions(), again.solutions());
+    }
+
     /// The k best solutions have the k best scores of brute force.
     #[test]
     fn k_best_equals_brute_force(seed in any::<u64>(), k in 1usize..6) {

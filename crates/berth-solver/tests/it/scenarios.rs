@@ -193,6 +193,32 @@ fn big_problem() -> Problem {
 }
 
 #[test]
+fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
+    let p = big_problem();
+    let plan = |threads: usize, seed: u64| {
+        let out = p
+            .solve(&SolveOptions {
+                threads,
+                seed,
+                ..SolveOptions::default()
+            })
+            .expect("valid problem");
+        let Outcome::Solved {
+            solutions, optimal, ..
+        } = out
+        else {
+            panic!("expected a plan, got {out:?}")
+        };
+        assert!(optimal);
+        solutions[0].clone()
+    };
+    let one = plan(1, 0);
+    for (threads, seed) in [(2, 0), (4, 0), (2, 7), (1, 7)] {
+        assert_eq!(plan(threads, seed), one, "{threads} threads, seed {seed}");
+    }
+}
+
+#[test]
 fn injected_deadline_stops_the_search_with_an_incumbent() {
     let p = big_problem();
     let opts = SolveOptions {
