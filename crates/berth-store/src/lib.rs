@@ -17,6 +17,10 @@
 //!   with a checksum that is verified on every read (`Corrupt` when damaged); the newest
 //!   [`SNAPSHOTS_KEPT`] per stream are kept, listed newest first by [`Store::snapshot_seqs`],
 //!   so a reader can fall back to an older one.
+//! - The plan queue ([`Store::claim_plan`], [`PlanClaim`]): every created plan is queued in
+//!   the same transaction; solvers of any daemon claim plans with an expiry, renew while they
+//!   work and complete when done, so each plan is solved once and a crashed solver's plan is
+//!   claimed again after its claim runs out.
 //! - Plans ([`PlanRecord`], optimistic `version`), idempotency records, subscriptions,
 //!   providers (credentials sealed with a caller's [`CredentialKey`], never listed).
 //!
@@ -75,6 +79,7 @@ mod crypto;
 mod error;
 mod model;
 mod postgres;
+mod queue;
 mod rows;
 mod sql;
 mod sqlite;
@@ -91,6 +96,7 @@ pub use model::{
     SNAPSHOTS_KEPT, Snapshot, StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
 };
 pub use postgres::PgStore;
+pub use queue::{PlanClaim, QueuedPlan};
 pub use sqlite::SqliteStore;
 pub use store::{Store, StoreFuture, catch_up, load_calendar};
 

@@ -85,14 +85,14 @@ pub(crate) fn micros(t: DateTime<Utc>) -> i64 {
     t.timestamp_micros()
 }
 
-fn time(what: &'static str, us: i64) -> Result<DateTime<Utc>, StoreError> {
+pub(crate) fn time(what: &'static str, us: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_micros(us).ok_or_else(|| StoreError::Corrupt {
         what,
         detail: format!("timestamp {us} µs is out of range"),
     })
 }
 
-fn version(what: &'static str, v: i64) -> Result<u32, StoreError> {
+pub(crate) fn version(what: &'static str, v: i64) -> Result<u32, StoreError> {
     if v > i64::from(SCHEMA_VERSION) {
         return Err(StoreError::SchemaTooNew {
             what,
@@ -109,7 +109,7 @@ fn version(what: &'static str, v: i64) -> Result<u32, StoreError> {
         })
 }
 
-fn unsigned(what: &'static str, v: i64) -> Result<u64, StoreError> {
+pub(crate) fn unsigned(what: &'static str, v: i64) -> Result<u64, StoreError> {
     u64::try_from(v).map_err(|_| StoreError::Corrupt {
         what,
         detail: format!("negative number {v}"),

@@ -167,6 +167,13 @@ macro_rules! sql_store {
                             }
                             Err(e) => return Err(E::db("create plan")(e)),
                         }
+                        sqlx::query($crate::queue::q::ENQUEUE)
+                            .bind(&p.id)
+                            .bind(micros(p.created_at))
+                            .bind(SV)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(E::db("queue plan"))?;
                         plan = Some($crate::sql::created_plan(p));
                     }
                     if let Some(c) = batch.update_plan {
@@ -451,6 +458,109 @@ macro_rules! sql_store {
                         .map_err($crate::StoreError::db("delete plan"))?
                         .rows_affected();
                     $crate::sql::deleted(n, $crate::RecordKind::Plan, id)
+                })
+            }
+
+            fn claim_plan<'a>(
+                &'a self,
+                owner: &'a str,
+                now: chrono::DateTime<chrono::Utc>,
+                hold: std::time::Duration,
+            ) -> $crate::StoreFuture<'a, Option<$crate::PlanClaim>> {
+                use $crate::StoreError as E;
+                Box::pin(async move {
+                    let sql = $crate::queue::claim_sql($backend);
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let row = sqlx::query_as::<_, $crate::queue::ClaimRow>(&sql)
+                        .bind(owner)
+                        .bind($crate::rows::micros(now))
+                        .bind($crate::queue::claim_end(now, hold))
+                        .bind($crate::SCHEMA_VERSION as i64)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(E::db("claim plan"))?;
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    row.map($crate::queue::ClaimRow::into_claim).transpose()
+                })
+            }
+
+            fn renew_plan_claim<'a>(
+                &'a self,
+                plan_id: &'a str,
+                owner: &'a str,
+                now: chrono::DateTime<chrono::Utc>,
+                hold: std::time::Duration,
+            ) -> $crate::StoreFuture<'a, bool> {
+                use $crate::StoreError as E;
+                Box::pin(async move {
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let n = sqlx::query($crate::queue::q::RENEW)
+                        .bind(plan_id)
+                        .bind(owner)
+                        .bind($crate::queue::claim_end(now, hold))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db("renew plan claim"))?
+                        .rows_affected();
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    Ok(n == 1)
+                })
+            }
+
+            fn complete_plan_claim<'a>(
+                &'a self,
+                plan_id: &'a str,
+                owner: &'a str,
+            ) -> $crate::StoreFuture<'a, bool> {
+                use $crate::StoreError as E;
+                Box::pin(async move {
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let n = sqlx::query($crate::queue::q::COMPLETE)
+                        .bind(plan_id)
+                        .bind(owner)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db("complete plan claim"))?
+                        .rows_affected();
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    Ok(n == 1)
+                })
+            }
+
+            fn release_plan_claims<'a>(&'a self, owner: &'a str) -> $crate::StoreFuture<'a, u64> {
+                use $crate::StoreError as E;
+                Box::pin(async move {
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let n = sqlx::query($crate::queue::q::RELEASE_OWNER)
+                        .bind(owner)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db("release plan claims"))?
+                        .rows_affected();
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    Ok(n)
+                })
+            }
+
+            fn queued_plans(&self) -> $crate::StoreFuture<'_, Vec<$crate::QueuedPlan>> {
+                Box::pin(async move {
+                    let rows = sqlx::query_as::<_, $crate::queue::ClaimRow>($crate::queue::q::LIST)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list plan queue"))?;
+                    $crate::rows::convert(rows, $crate::queue::ClaimRow::into_queued)
                 })
             }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use berth_calendar::{Calendar, LogEntry, Policy};
 use chrono::{DateTime, Utc};
@@ -14,6 +15,7 @@ use crate::model::{
     NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, Snapshot,
     StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
 };
+use crate::queue::{PlanClaim, QueuedPlan};
 
 /// The boxed future every [`Store`] method returns; boxing keeps the trait object-safe so a
 /// daemon holds an `Arc<dyn Store>` chosen at run time from a URL.
@@ -137,6 +139,38 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Deletes a provider; `NotFound` if absent.
     fn delete_provider<'a>(&'a self, name: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Claims for `owner`, until `now + hold`, the oldest queued plan that is unclaimed or
+    /// whose claim ended by `now`; `None` when there is none. Every created plan is queued
+    /// with it (same transaction); concurrent claimers never get the same plan while its claim
+    /// lasts.
+    fn claim_plan<'a>(
+        &'a self,
+        owner: &'a str,
+        now: DateTime<Utc>,
+        hold: Duration,
+    ) -> StoreFuture<'a, Option<PlanClaim>>;
+
+    /// Extends `owner`'s claim on `plan_id` to `now + hold`; `false` when the claim is no
+    /// longer its own (it ran out and another owner took it, or the entry is gone).
+    fn renew_plan_claim<'a>(
+        &'a self,
+        plan_id: &'a str,
+        owner: &'a str,
+        now: DateTime<Utc>,
+        hold: Duration,
+    ) -> StoreFuture<'a, bool>;
+
+    /// Takes a finished plan out of the queue if `owner` holds it; whether it did.
+    fn complete_plan_claim<'a>(&'a self, plan_id: &'a str, owner: &'a str)
+    -> StoreFuture<'a, bool>;
+
+    /// Ends every claim `owner` holds (a daemon restarting under the same name), so those
+    /// plans can be claimed at once; how many.
+    fn release_plan_claims<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, u64>;
+
+    /// The plan queue, oldest entry first.
+    fn queued_plans(&self) -> StoreFuture<'_, Vec<QueuedPlan>>;
 
     // ----- provided shorthands over `write` ------------------------------------------------
 

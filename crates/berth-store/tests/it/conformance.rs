@@ -563,6 +563,107 @@ pub async fn concurrent_plan_claims(store: Arc<dyn Store>) {
     assert_eq!(stored.version, 2);
 }
 
+fn secs(s: i64) -> berth_calendar::chrono::DateTime<berth_calendar::chrono::Utc> {
+    t0() + berth_calendar::chrono::TimeDelta::seconds(s)
+}
+
+/// The plan queue: oldest first, claims exclude others until they run out, renewals and
+/// completions only by the holder, released claims and deleted plans.
+pub async fn plan_queue_claims_renews_and_completes(store: Arc<dyn Store>) {
+    let s = &*store;
+    let hold = std::time::Duration::from_secs(30);
+    assert_eq!(s.claim_plan("a", secs(0), hold).await.unwrap(), None);
+    s.create_plan(&new_plan("late", 1)).await.unwrap();
+    s.create_plan(&new_plan("early", 0)).await.unwrap();
+    let a = s.claim_plan("a", secs(0), hold).await.unwrap().unwrap();
+    assert_eq!(
+        (a.plan_id.as_str(), a.owner.as_str(), a.until, a.attempts),
+        ("early", "a", secs(30), 1)
+    );
+    let b = s.claim_plan("b", secs(0), hold).await.unwrap().unwrap();
+    assert_eq!((b.plan_id.as_str(), b.attempts), ("late", 1));
+    assert_eq!(s.claim_plan("c", secs(29), hold).await.unwrap(), None);
+    // Only the holder renews.
+    assert!(
+        !s.renew_plan_claim("early", "b", secs(10), hold)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.renew_plan_claim("early", "a", secs(10), hold)
+            .await
+            .unwrap()
+    );
+    // `late` ran out at 30 s (b stopped renewing); `early` now lasts until 40 s.
+    let c = s.claim_plan("c", secs(35), hold).await.unwrap().unwrap();
+    assert_eq!(
+        (c.plan_id.as_str(), c.owner.as_str(), c.attempts),
+        ("late", "c", 2)
+    );
+    assert!(
+        !s.renew_plan_claim("late", "b", secs(36), hold)
+            .await
+            .unwrap()
+    );
+    assert!(!s.complete_plan_claim("late", "b").await.unwrap());
+    assert!(s.complete_plan_claim("late", "c").await.unwrap());
+    assert!(!s.complete_plan_claim("late", "c").await.unwrap());
+    let queued = s.queued_plans().await.unwrap();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].plan_id, "early");
+    assert_eq!(
+        queued[0].claim.as_ref().map(|c| c.owner.as_str()),
+        Some("a")
+    );
+    // A restarted owner gives its claims up; the plan is claimable before the claim ends.
+    assert_eq!(s.release_plan_claims("a").await.unwrap(), 1);
+    assert_eq!(s.queued_plans().await.unwrap()[0].claim, None);
+    let d = s.claim_plan("d", secs(36), hold).await.unwrap().unwrap();
+    assert_eq!((d.plan_id.as_str(), d.attempts), ("early", 2));
+    // Deleting a plan takes it out of the queue.
+    s.delete_plan("early").await.unwrap();
+    assert!(s.queued_plans().await.unwrap().is_empty());
+    assert_eq!(s.claim_plan("e", secs(100), hold).await.unwrap(), None);
+}
+
+/// Many claimers at once (as workers of several daemons): every plan is claimed exactly once.
+pub async fn concurrent_plan_queue_claims_each_plan_once(store: Arc<dyn Store>) {
+    const PLANS: i64 = 40;
+    const WORKERS: usize = 8;
+    for i in 0..PLANS {
+        store
+            .create_plan(&new_plan(&format!("q{i:02}"), i))
+            .await
+            .unwrap();
+    }
+    let barrier = Arc::new(Barrier::new(WORKERS));
+    let mut tasks = Vec::new();
+    for w in 0..WORKERS {
+        let (store, barrier) = (store.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let owner = format!("worker-{w}");
+            let mut got = Vec::new();
+            let hold = std::time::Duration::from_secs(60);
+            while let Some(c) = store.claim_plan(&owner, secs(0), hold).await.unwrap() {
+                assert_eq!(c.attempts, 1);
+                got.push(c.plan_id);
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort();
+    let expected: Vec<String> = (0..PLANS).map(|i| format!("q{i:02}")).collect();
+    assert_eq!(all, expected);
+    let queued = store.queued_plans().await.unwrap();
+    assert_eq!(queued.len(), expected.len());
+    assert!(queued.iter().all(|q| q.claim.is_some()));
+}
+
 fn idem(key: &str, hash: &str, response: serde_json::Value) -> IdempotentResponse {
     IdempotentResponse {
         key: key.to_owned(),

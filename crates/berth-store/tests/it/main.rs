@@ -47,6 +47,8 @@ suite!(
     snapshots,
     plans_crud_and_transitions,
     concurrent_plan_claims,
+    plan_queue_claims_renews_and_completes,
+    concurrent_plan_queue_claims_each_plan_once,
     idempotency_keys,
     idempotent_appends,
     concurrent_idempotent_creates,

@@ -137,6 +137,7 @@ async fn every_table_has_a_schema_version_and_newer_rows_are_refused() {
         [
             "commands",
             "idempotency",
+            "plan_queue",
             "plans",
             "providers",
             "snapshots",
@@ -376,4 +377,50 @@ async fn a_read_only_database_refuses_writes_as_such_and_still_reads() {
         matches!(again, Err(StoreError::Refused { .. })),
         "{again:?}"
     );
+}
+
+/// Migration numbers may have gaps, and a migration numbered below the newest applied one is
+/// still applied when it appears later (a branch's 0004 merged before another's 0003).
+#[tokio::test]
+async fn a_migration_numbered_below_the_newest_applied_one_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("berth.db").display());
+    let store = SqliteStore::open(&url, &StoreOptions::default())
+        .await
+        .unwrap();
+    let applied: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert!(applied.contains(&4), "{applied:?}");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let later = dir.path().join("later");
+    std::fs::create_dir(&later).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), later.join(e.file_name())).unwrap();
+    }
+    let gap = (1..).find(|v| !applied.contains(v)).unwrap();
+    assert!(gap < 4, "no gap below 4 in {applied:?}");
+    std::fs::write(
+        later.join(format!("{gap:04}_late_arrival.sql")),
+        "CREATE TABLE late_arrival (id TEXT PRIMARY KEY NOT NULL, schema_version INTEGER NOT NULL);",
+    )
+    .unwrap();
+    let migrator = sqlx::migrate::Migrator::new(later.as_path()).await.unwrap();
+    migrator.run(store.pool()).await.unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM late_arrival")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+    // The queue (migration 4) still works after the late migration.
+    store.create_plan(&plan("p")).await.unwrap();
+    let claim = store
+        .claim_plan("me", t0(), std::time::Duration::from_secs(5))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claim.plan_id, "p");
 }
