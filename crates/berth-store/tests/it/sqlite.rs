@@ -137,6 +137,7 @@ async fn every_table_has_a_schema_version_and_newer_rows_are_refused() {
         [
             "commands",
             "idempotency",
+            "leases",
             "plans",
             "providers",
             "snapshots",
