@@ -51,6 +51,21 @@ pub enum StoreError {
         /// Sequence number found.
         actual: u64,
     },
+    /// A fenced write lost its lease: another daemon took the partition (or the lease was
+    /// never granted with this token). Nothing was written; stop writing the partition.
+    #[error(
+        "lease `{lease}` is no longer held with token {token} (now `{holder}` holds token {actual}); expected the current holder's token"
+    )]
+    Fenced {
+        /// The lease.
+        lease: String,
+        /// Token the writer presented.
+        token: u64,
+        /// Node holding the lease now (empty when there is no lease).
+        holder: String,
+        /// Its token (0 when there is no lease).
+        actual: u64,
+    },
     /// The idempotency key was already used with a different request.
     #[error("idempotency key `{key}` was already used with a different request")]
     IdempotencyConflict {
@@ -233,6 +248,20 @@ impl StoreError {
         move |source| match Refusal::of(&source) {
             Some(refusal) => StoreError::Refused { operation, refusal },
             None => StoreError::Database { operation, source },
+        }
+    }
+}
+
+impl StoreError {
+    /// True for a transaction the database aborted to keep it serializable (SQLSTATE 40001,
+    /// or 40P01 for a deadlock): re-running it is safe. The store retries these itself.
+    pub fn is_serialization_failure(&self) -> bool {
+        match self {
+            StoreError::Database {
+                source: sqlx::Error::Database(d),
+                ..
+            } => matches!(d.code().as_deref(), Some("40001" | "40P01")),
+            _ => false,
         }
     }
 }

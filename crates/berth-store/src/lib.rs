@@ -77,6 +77,7 @@
 
 mod crypto;
 mod error;
+mod lease;
 mod model;
 mod postgres;
 mod queue;
@@ -90,6 +91,7 @@ use std::time::Duration;
 
 pub use crypto::{CredentialKey, Secret};
 pub use error::{RecordKind, Refusal, StoreError};
+pub use lease::{Fence, Lease, LeaseRequest};
 pub use model::{
     Append, Backend, BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider,
     NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION,
@@ -112,6 +114,20 @@ pub struct StoreOptions {
     /// PostgreSQL schema holding the tables (created if missing); `None` uses the default
     /// search path. Lowercase letters, digits and `_`.
     pub pg_schema: Option<String>,
+    /// Isolation level of PostgreSQL write transactions. Read committed suffices for every
+    /// path (compare-and-set updates and primary keys); serializable is what CockroachDB and
+    /// YugabyteDB run, and the store retries its serialization failures.
+    pub pg_isolation: Isolation,
+}
+
+/// Isolation level of the PostgreSQL backend's write transactions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// `READ COMMITTED` (PostgreSQL's default).
+    #[default]
+    ReadCommitted,
+    /// `SERIALIZABLE`; aborted transactions (SQLSTATE 40001) are retried with backoff.
+    Serializable,
 }
 
 impl Default for StoreOptions {
@@ -121,6 +137,7 @@ impl Default for StoreOptions {
             busy_timeout: Duration::from_secs(10),
             acquire_timeout: Duration::from_secs(30),
             pg_schema: None,
+            pg_isolation: Isolation::ReadCommitted,
         }
     }
 }

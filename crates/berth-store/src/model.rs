@@ -242,7 +242,8 @@ pub struct PlanChange<'a> {
 }
 
 /// Writes committed in ONE transaction: all of them or none. Order inside the transaction:
-/// idempotency check, append, plan creation, plan update, idempotency records.
+/// idempotency check, fences, appends (by stream name, so concurrent multi-stream batches lock
+/// rows in one order), plan creation, plan update, idempotency records.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteBatch<'a> {
     /// When set and the key is known with the same request hash, nothing is written and the
@@ -255,6 +256,13 @@ pub struct WriteBatch<'a> {
     pub create_plan: Option<&'a NewPlan>,
     /// Plan to update.
     pub update_plan: Option<PlanChange<'a>>,
+    /// Leases the batch must still hold (checked first, rows locked until the commit): a stale
+    /// token fails the whole batch with `Fenced`.
+    pub fences: &'a [crate::Fence<'a>],
+    /// Appends to further streams, committed with `append` or not at all (a reservation
+    /// spanning partitions). Each stream at most once; each gets `Conflict` like `append`, and
+    /// its new head is its `expected_seq` plus its entry count.
+    pub also_append: &'a [Append<'a>],
     /// More responses to remember, unchecked (a group commit checked them with
     /// [`crate::Store::lookup_idempotent_many`] first): a key already stored, or given twice,
     /// fails the whole batch with `Duplicate { kind: IdempotencyKey, .. }`.

@@ -1,6 +1,7 @@
 //! PostgreSQL backend, for several daemons sharing one state: read-committed transactions whose
 //! writes are compare-and-set updates and primary-key inserts (see `sql`), so no write is lost
-//! and none needs a serialization retry.
+//! and none needs a serialization retry; or, on request, serializable ones (the level
+//! CockroachDB and YugabyteDB run) whose aborts are retried.
 
 use std::str::FromStr;
 
@@ -8,12 +9,13 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection, Postgres};
 
 use crate::sql::WriteTx;
-use crate::{Backend, StoreError, StoreOptions};
+use crate::{Backend, Isolation, StoreError, StoreOptions};
 
 /// A store in one PostgreSQL database (optionally one schema of it).
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    serializable: bool,
 }
 
 impl PgStore {
@@ -59,7 +61,10 @@ impl PgStore {
             .run(&pool)
             .await
             .map_err(|source| StoreError::Migration { source })?;
-        Ok(PgStore { pool })
+        Ok(PgStore {
+            pool,
+            serializable: options.pg_isolation == Isolation::Serializable,
+        })
     }
 
     /// The connection pool (for diagnostics and tests).
@@ -68,7 +73,14 @@ impl PgStore {
     }
 
     async fn begin_write(&self) -> Result<WriteTx<Postgres>, sqlx::Error> {
-        Ok(WriteTx::new(self.pool.begin().await?, None))
+        let tx = if self.serializable {
+            self.pool
+                .begin_with("BEGIN ISOLATION LEVEL SERIALIZABLE")
+                .await?
+        } else {
+            self.pool.begin().await?
+        };
+        Ok(WriteTx::new(tx, None))
     }
 }
 

@@ -43,36 +43,16 @@ pub(crate) mod q {
 /// `begin_write`) with the statements of [`q`].
 macro_rules! sql_store {
     ($store:ty, $backend:expr) => {
-        impl $crate::Store for $store {
-            fn backend(&self) -> $crate::Backend {
-                $backend
-            }
-
-            fn ping(&self) -> $crate::StoreFuture<'_, ()> {
-                Box::pin(async move {
-                    sqlx::query("SELECT 1")
-                        .execute(&self.pool)
-                        .await
-                        .map_err($crate::StoreError::db("ping"))?;
-                    Ok(())
-                })
-            }
-
-            fn close(&self) -> $crate::StoreFuture<'_, ()> {
-                Box::pin(async move {
-                    self.pool.close().await;
-                    Ok(())
-                })
-            }
-
-            fn write<'a>(
-                &'a self,
-                batch: $crate::WriteBatch<'a>,
-            ) -> $crate::StoreFuture<'a, $crate::BatchOutcome> {
+        impl $store {
+            /// One attempt of [`Store::write`](crate::Store::write).
+            async fn write_once(
+                &self,
+                batch: $crate::WriteBatch<'_>,
+            ) -> Result<$crate::BatchOutcome, $crate::StoreError> {
                 use $crate::StoreError as E;
                 use $crate::rows::{micros, signed, to_text};
                 use $crate::sql::q;
-                Box::pin(async move {
+                {
                     const SV: i64 = $crate::SCHEMA_VERSION as i64;
                     let mut tx = self
                         .begin_write()
@@ -89,8 +69,25 @@ macro_rules! sql_store {
                             return $crate::sql::replayed(idem, row.into_record()?);
                         }
                     }
+                    let mut fences: Vec<&$crate::Fence<'_>> = batch.fences.iter().collect();
+                    fences.sort_by_key(|f| f.lease);
+                    for f in fences {
+                        let held = sqlx::query($crate::lease::q::FENCE)
+                            .bind(f.lease)
+                            .bind(signed("fencing token", f.token)?)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(E::db("check lease"))?
+                            .rows_affected();
+                        if held != 1 {
+                            tx.rollback().await.ok();
+                            let now = $crate::Store::lease(self, f.lease).await?;
+                            return Err($crate::lease::fenced(f, now));
+                        }
+                    }
+                    let appends = $crate::sql::ordered_appends(&batch)?;
                     let mut seq = None;
-                    if let Some(a) = batch.append {
+                    for a in appends {
                         let count = u64::try_from(a.entries.len()).unwrap_or(u64::MAX);
                         let new_head = a.expected_seq.checked_add(count).ok_or_else(|| {
                             E::Invalid {
@@ -143,7 +140,9 @@ macro_rules! sql_store {
                                 .await
                                 .map_err(E::db("append commands"))?;
                         }
-                        seq = Some(new_head);
+                        if batch.append.is_some_and(|main| main.stream == a.stream) {
+                            seq = Some(new_head);
+                        }
                     }
                     let mut plan = None;
                     if let Some(p) = batch.create_plan {
@@ -267,7 +266,37 @@ macro_rules! sql_store {
                     }
                     tx.commit().await.map_err(E::db("commit"))?;
                     Ok($crate::BatchOutcome::Committed { seq, plan })
+                }
+            }
+        }
+
+        impl $crate::Store for $store {
+            fn backend(&self) -> $crate::Backend {
+                $backend
+            }
+
+            fn ping(&self) -> $crate::StoreFuture<'_, ()> {
+                Box::pin(async move {
+                    sqlx::query("SELECT 1")
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("ping"))?;
+                    Ok(())
                 })
+            }
+
+            fn close(&self) -> $crate::StoreFuture<'_, ()> {
+                Box::pin(async move {
+                    self.pool.close().await;
+                    Ok(())
+                })
+            }
+
+            fn write<'a>(
+                &'a self,
+                batch: $crate::WriteBatch<'a>,
+            ) -> $crate::StoreFuture<'a, $crate::BatchOutcome> {
+                Box::pin($crate::lease::retry_serialization(move || self.write_once(batch)))
             }
 
             fn head<'a>(&'a self, stream: &'a str) -> $crate::StoreFuture<'a, u64> {
@@ -308,7 +337,7 @@ macro_rules! sql_store {
                 created_at: chrono::DateTime<chrono::Utc>,
             ) -> $crate::StoreFuture<'a, ()> {
                 use $crate::StoreError as E;
-                Box::pin(async move {
+                Box::pin($crate::lease::retry_serialization(move || async move {
                     let seq_db = $crate::rows::signed("snapshot sequence", seq)?;
                     let keep = i64::try_from($crate::SNAPSHOTS_KEPT).unwrap_or(i64::MAX);
                     let mut tx = self
@@ -347,7 +376,7 @@ macro_rules! sql_store {
                         .map_err(E::db("prune snapshots"))?;
                     tx.commit().await.map_err(E::db("commit"))?;
                     Ok(())
-                })
+                }))
             }
 
             fn latest_snapshot<'a>(
@@ -396,6 +425,83 @@ macro_rules! sql_store {
                     .await
                     .map_err($crate::StoreError::db("read snapshot"))?;
                     row.map($crate::rows::SnapshotRow::into_record).transpose()
+                })
+            }
+
+            fn acquire_lease<'a>(
+                &'a self,
+                req: $crate::LeaseRequest<'a>,
+            ) -> $crate::StoreFuture<'a, $crate::Lease> {
+                use $crate::StoreError as E;
+                Box::pin($crate::lease::retry_serialization_n(40, move || async move {
+                    let held = $crate::rows::signed("fencing token", req.held_token.unwrap_or(0))?;
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let row = sqlx::query_as::<_, $crate::lease::LeaseRow>($crate::lease::q::ACQUIRE)
+                        .bind(req.lease)
+                        .bind(req.owner)
+                        .bind(req.owner_url)
+                        .bind($crate::rows::micros(req.expires_at))
+                        .bind($crate::SCHEMA_VERSION as i64)
+                        .bind(held)
+                        .bind($crate::rows::micros(req.now))
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(E::db("acquire lease"))?;
+                    let row = match row {
+                        Some(row) => row,
+                        // Held by another node: report who.
+                        None => sqlx::query_as::<_, $crate::lease::LeaseRow>($crate::lease::q::GET)
+                            .bind(req.lease)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(E::db("read lease"))?,
+                    };
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    row.into_record()
+                }))
+            }
+
+            fn lease<'a>(&'a self, name: &'a str) -> $crate::StoreFuture<'a, Option<$crate::Lease>> {
+                Box::pin(async move {
+                    let row = sqlx::query_as::<_, $crate::lease::LeaseRow>($crate::lease::q::GET)
+                        .bind(name)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("read lease"))?;
+                    row.map($crate::lease::LeaseRow::into_record).transpose()
+                })
+            }
+
+            fn leases(&self) -> $crate::StoreFuture<'_, Vec<$crate::Lease>> {
+                Box::pin(async move {
+                    let rows = sqlx::query_as::<_, $crate::lease::LeaseRow>($crate::lease::q::LIST)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list leases"))?;
+                    $crate::rows::convert(rows, $crate::lease::LeaseRow::into_record)
+                })
+            }
+
+            fn release_lease<'a>(
+                &'a self,
+                name: &'a str,
+                owner: &'a str,
+                token: u64,
+            ) -> $crate::StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let n = sqlx::query($crate::lease::q::RELEASE)
+                        .bind(name)
+                        .bind(owner)
+                        .bind($crate::rows::signed("fencing token", token)?)
+                        .bind(0_i64)
+                        .execute(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("release lease"))?
+                        .rows_affected();
+                    Ok(n == 1)
                 })
             }
 
@@ -848,6 +954,26 @@ pub(crate) fn lookup_idem_sql(keys: usize) -> String {
         "SELECT idem_key, request_hash, response, created_at_us, schema_version FROM idempotency WHERE idem_key IN ({})",
         params.join(", ")
     )
+}
+
+/// Every append of a batch, ordered by stream name (row locks are taken in one order by all
+/// writers, so two multi-stream batches cannot deadlock); a stream named twice is `Invalid`.
+pub(crate) fn ordered_appends<'a>(
+    batch: &crate::WriteBatch<'a>,
+) -> Result<Vec<crate::Append<'a>>, StoreError> {
+    let mut all: Vec<crate::Append<'a>> = batch.append.into_iter().collect();
+    all.extend(batch.also_append.iter().copied());
+    all.sort_by_key(|a| a.stream);
+    if let Some(w) = all.windows(2).find(|w| w[0].stream == w[1].stream) {
+        return Err(StoreError::Invalid {
+            what: "write batch",
+            reason: format!(
+                "stream `{}` is appended twice; expected each stream at most once",
+                w[0].stream
+            ),
+        });
+    }
+    Ok(all)
 }
 
 /// The error for a group of remembered responses that hit a stored key (or repeat one): names

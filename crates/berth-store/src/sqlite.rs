@@ -75,11 +75,22 @@ impl SqliteStore {
                     })
                 })
         };
-        let pool = pool
-            .acquire_timeout(options.acquire_timeout)
-            .connect_with(connect)
-            .await
-            .map_err(StoreError::db("open sqlite database"))?;
+        let pool = pool.acquire_timeout(options.acquire_timeout);
+        // Switching a new file to WAL takes a lock the busy handler does not wait for: an
+        // opener racing another one's migration sees SQLITE_BUSY at once. Try again.
+        let mut attempt = 0;
+        let pool = loop {
+            match pool.clone().connect_with(connect.clone()).await {
+                Ok(pool) => break pool,
+                Err(sqlx::Error::Database(d))
+                    if attempt < 8 && d.code().as_deref() == Some("5") =>
+                {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => return Err(StoreError::db("open sqlite database")(e)),
+            }
+        };
         migrate(&pool).await?;
         Ok(SqliteStore {
             pool,

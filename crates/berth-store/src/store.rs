@@ -172,6 +172,27 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// The plan queue, oldest entry first.
     fn queued_plans(&self) -> StoreFuture<'_, Vec<QueuedPlan>>;
 
+    /// Takes or renews a partition lease: granted when it is free, lapsed at `req.now`, or
+    /// already the asker's (the token moves unless `req.held_token` is the current one).
+    /// Returns the lease as it stands afterwards; another node's when refused (compare
+    /// `owner`).
+    fn acquire_lease<'a>(&'a self, req: crate::LeaseRequest<'a>) -> StoreFuture<'a, crate::Lease>;
+
+    /// A lease by name.
+    fn lease<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<crate::Lease>>;
+
+    /// Every lease, by name.
+    fn leases(&self) -> StoreFuture<'_, Vec<crate::Lease>>;
+
+    /// Lapses a lease at once if `owner` still holds it with `token` (graceful hand-over);
+    /// returns whether it did.
+    fn release_lease<'a>(
+        &'a self,
+        name: &'a str,
+        owner: &'a str,
+        token: u64,
+    ) -> StoreFuture<'a, bool>;
+
     // ----- provided shorthands over `write` ------------------------------------------------
 
     /// Appends `entries` to `stream` if it is at `expected_seq`; returns the new head.

@@ -17,6 +17,11 @@ use tokio::sync::Barrier;
 
 use crate::fixtures::{h, marker, marker_of, t0};
 
+pub use crate::leases::{
+    concurrent_takeover_has_one_winner, leases_and_fencing,
+    paused_owner_cannot_write_after_takeover, spanning_appends_are_atomic,
+};
+
 pub async fn append_read_and_conflicts(store: Arc<dyn Store>) {
     let s = &*store;
     assert_eq!(s.head("cal").await.unwrap(), 0);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use berth_calendar::chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use berth_calendar::{Amounts, CapacityChange, Command, LogEntry, PoolKey};
-use berth_store::{Store, StoreOptions};
+use berth_store::{Isolation, Store, StoreOptions};
 
 /// A store in a new SQLite file (WAL, several connections) inside a temporary directory.
 pub async fn sqlite_file() -> (tempfile::TempDir, Arc<dyn Store>) {
@@ -24,6 +24,11 @@ pub struct Pg {
 /// Connects to `BERTH_TEST_POSTGRES_URL` in a schema named after the test, or `None` (with a
 /// note) when the variable is unset.
 pub async fn postgres(test: &str) -> Option<Pg> {
+    postgres_at(test, Isolation::ReadCommitted).await
+}
+
+/// [`postgres`] with write transactions at `isolation`.
+pub async fn postgres_at(test: &str, isolation: Isolation) -> Option<Pg> {
     let Ok(url) = std::env::var("BERTH_TEST_POSTGRES_URL") else {
         eprintln!("BERTH_TEST_POSTGRES_URL unset: PostgreSQL conformance of `{test}` not run");
         return None;
@@ -32,6 +37,7 @@ pub async fn postgres(test: &str) -> Option<Pg> {
     drop_schema(&url, &schema).await;
     let options = StoreOptions {
         pg_schema: Some(schema.clone()),
+        pg_isolation: isolation,
         ..StoreOptions::default()
     };
     let store = berth_store::open_with(&url, &options).await.unwrap();

@@ -7,6 +7,7 @@
 
 mod conformance;
 mod fixtures;
+mod leases;
 mod sqlite;
 
 /// Runs each conformance check against a fresh SQLite file store and, when configured, against
@@ -35,6 +36,26 @@ macro_rules! suite {
                 }
             )*
         }
+        /// The same checks with every write transaction SERIALIZABLE (what CockroachDB and
+        /// YugabyteDB run): the SQL subset and the retries on serialization failures.
+        mod on_postgres_serializable {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let name = concat!("s_", stringify!($name));
+                    let Some(pg) = crate::fixtures::postgres_at(
+                        name,
+                        berth_store::Isolation::Serializable,
+                    )
+                    .await
+                    else {
+                        return;
+                    };
+                    crate::conformance::$name(pg.store.clone()).await;
+                    pg.drop_schema().await;
+                }
+            )*
+        }
     };
 }
 
@@ -56,4 +77,8 @@ suite!(
     group_commits_remember_many_keys,
     subscriptions_crud,
     providers_and_encrypted_credentials,
+    leases_and_fencing,
+    concurrent_takeover_has_one_winner,
+    paused_owner_cannot_write_after_takeover,
+    spanning_appends_are_atomic,
 );
