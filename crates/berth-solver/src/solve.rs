@@ -177,7 +177,9 @@ impl Problem {
                         })
                         .collect();
                     e.dfs(0);
-                    shared.stop.store(true, std::sync::atomic::Ordering::Release);
+                    shared
+                        .stop
+                        .store(true, std::sync::atomic::Ordering::Release);
                     handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
                 });
                 stats.nodes += nodes;

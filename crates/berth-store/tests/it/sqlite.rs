@@ -394,10 +394,15 @@ async fn a_migration_numbered_below_the_newest_applied_one_still_runs() {
             std::fs::copy(e.path(), without_3.join(e.file_name())).unwrap();
         }
     }
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("berth.db").display());
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("berth.db").display()
+    );
     {
         let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-        let early = sqlx::migrate::Migrator::new(without_3.as_path()).await.unwrap();
+        let early = sqlx::migrate::Migrator::new(without_3.as_path())
+            .await
+            .unwrap();
         early.run(&pool).await.unwrap();
         let applied: Vec<i64> =
             sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
