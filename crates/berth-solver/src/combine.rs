@@ -14,7 +14,7 @@ const NODE_LIMIT: u64 = 200_000;
 const MERGE_LIMIT: usize = 48;
 /// Node budget of the whole phase (every component and merge): past it the components left
 /// unsolved keep their plain bounds and the main search starts.
-const PHASE_LIMIT: u64 = 50_000;
+pub(crate) const PHASE_LIMIT: u64 = 50_000;
 
 /// Solves each component alone, then merges components whose optimal parts clash on a
 /// hard constraint (e.g. two groups filling one host) and solves the merged ones, until the
@@ -26,6 +26,7 @@ pub(crate) fn solve_components(
     comps: &mut Components,
     excluded: &[(VarId, Value)],
     opts: &SolveOptions,
+    phase_limit: u64,
     stats: &mut Stats,
 ) -> Option<Vec<Value>> {
     let n = p.var_count();
@@ -39,7 +40,7 @@ pub(crate) fn solve_components(
     } else {
         Shared::Off
     };
-    let end = stats.nodes.saturating_add(PHASE_LIMIT);
+    let end = stats.nodes.saturating_add(phase_limit);
     loop {
         // Smallest first, each with a fair share of what is left of the budget, so one large
         // component cannot starve the small ones.

@@ -1195,6 +1195,11 @@ impl<'p> Engine<'p> {
         } else {
             self.sign * e.score
         };
+        // A round wants a cheaper plan than its incumbent, the canonical pass one costing
+        // the optimum: the bound does not always cut leaves above the cap.
+        if cost >= self.cap {
+            return;
+        }
         self.seq += 1;
         let f = Found {
             cost,

@@ -1,6 +1,6 @@
 //! `Problem::solve`: validation, the search runs (k best or `unique` sequence), the outcome.
 
-use crate::combine::solve_components;
+use crate::combine::{PHASE_LIMIT, solve_components};
 use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
 use crate::expr::Compiled;
@@ -96,9 +96,16 @@ impl Problem {
             } else {
                 first_plan(self, &obj, &active, &excluded, opts, &mut stats)
             };
+            // With hard capacities the components are solved again on the Lagrangian costs
+            // (a bound that sees the capacity too): this first pass only gets a short budget.
+            let first = if self.capacities().is_empty() {
+                PHASE_LIMIT
+            } else {
+                SHORT_PHASE_LIMIT
+            };
             let seed = comps
                 .as_mut()
-                .and_then(|c| solve_components(self, &obj, c, &excluded, opts, &mut stats));
+                .and_then(|c| solve_components(self, &obj, c, &excluded, opts, first, &mut stats));
             let node_limit = opts.node_limit.map(|l| l.saturating_sub(stats.nodes));
             let cfg = RunConfig {
                 active: &active,
@@ -143,7 +150,15 @@ impl Problem {
                 // constraint: one bound that sees pair rules and shared capacity together.
                 // When their parts fit together, they are a plan too (a seed).
                 if let Some(plan) =
-                    solve_components(self, &adjusted, &mut parts, &excluded, opts, &mut stats)
+                    solve_components(
+                        self,
+                        &adjusted,
+                        &mut parts,
+                        &excluded,
+                        opts,
+                        PHASE_LIMIT,
+                        &mut stats,
+                    )
                 {
                     e.seed(plan);
                 }
@@ -225,6 +240,9 @@ impl Problem {
         })
     }
 }
+
+/// Node budget of the first component pass when a second one on adjusted costs follows.
+const SHORT_PHASE_LIMIT: u64 = 500;
 
 /// Node limit of the first-plan dive.
 const FIRST_LIMIT: u64 = 20_000;

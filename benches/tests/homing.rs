@@ -1,0 +1,49 @@
+//! Homing instances whose optimum CP-SAT proved (docs/benchmarks.md): Berth proves the same
+//! objective, its plan passes the instance checker, and more threads return the same plan.
+
+use berth_benches::homing::{check, generate, to_problem};
+use berth_solver::{Outcome, SolveOptions};
+
+/// `(demands, candidates, seed, optimum proven by CP-SAT)`.
+const PROVEN: [(usize, usize, u64, i64); 10] = [
+    (8, 60, 1, 6469),
+    (8, 60, 2, 12736),
+    (8, 60, 3, 4250),
+    (12, 100, 1, 20253),
+    (12, 100, 2, 6546),
+    (12, 100, 3, 7144),
+    (15, 150, 1, 15561),
+    (15, 150, 2, 25314),
+    (15, 150, 3, 28603),
+    // The canonical pass once returned a 9 770 plan here as optimal.
+    (20, 200, 3, 9704),
+];
+
+#[test]
+fn berth_proves_the_cpsat_optima() {
+    for (n, m, seed, optimum) in PROVEN {
+        let inst = generate(n, m, seed);
+        let p = to_problem(&inst);
+        let mut plans = Vec::new();
+        for threads in [1, 2] {
+            let out = p
+                .solve(&SolveOptions {
+                    threads,
+                    ..SolveOptions::default()
+                })
+                .expect("valid problem");
+            let Outcome::Solved {
+                solutions, optimal, ..
+            } = out
+            else {
+                panic!("{}: no plan: {out:?}", inst.name)
+            };
+            assert!(optimal, "{}", inst.name);
+            let values: Vec<u32> = solutions[0].values.iter().map(|v| v.0).collect();
+            assert_eq!(check(&inst, &values), Some(optimum), "{}", inst.name);
+            assert_eq!(solutions[0].objective, optimum as f64, "{}", inst.name);
+            plans.push(values);
+        }
+        assert_eq!(plans[0], plans[1], "{}: 1 and 2 threads", inst.name);
+    }
+}
