@@ -1,8 +1,9 @@
-//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | codegen | loadtest | fuzz
+//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | bench-roadef | codegen | loadtest | fuzz
 //! | completions | python-client | lint-deploy`.
 
 mod deploy;
 mod homing;
+mod roadef;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,9 @@ commands:
   bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--threads N] [--no-cpsat]
           Berth and CP-SAT (ortools in a venv under target/) on the same seeded homing
           instances, one table; fails if Berth proves a different optimum
+  bench-roadef  [--seconds S] [--instances a1_1,a2_1,...] [--seed N] [--data DIR]
+          the machine reassignment search on the ROADEF/EURO 2012 instances (release build),
+          each solution checked independently, next to the winner's results and lower bounds
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)
   python-client  mypy --strict and pytest of clients/python (venv under target/) against a
           real target/debug/berthd
@@ -36,6 +40,7 @@ fn main() {
         Some("tidy") => tidy::run(&root()),
         Some("bench") => bench(&args[1..]),
         Some("bench-homing") => homing::bench(&args[1..]),
+        Some("bench-roadef") => roadef::bench(&args[1..]),
         Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
         Some("loadtest") => loadtest(&args[1..]),
         Some("python-client") => python_client(),

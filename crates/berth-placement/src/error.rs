@@ -35,6 +35,28 @@ pub enum PlacementError {
         /// All diagnostics.
         diagnostics: Vec<Diagnostic>,
     },
+    /// A machine reassignment (ROADEF/EURO 2012) file is malformed.
+    #[error("{file}:{line}:{column}: {field}: {message}")]
+    Roadef {
+        /// The file's name.
+        file: String,
+        /// 1-based line (0 when built from parts).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What was being read: `machines[3].capacity[1]`.
+        field: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// The starting assignment of a machine reassignment search breaks a hard constraint.
+    #[error("the initial assignment is infeasible ({count} violations), first: {first}")]
+    RoadefInfeasible {
+        /// How many violations the checker found.
+        count: usize,
+        /// The first one.
+        first: String,
+    },
 }
 
 fn join<T: fmt::Display>(items: &[T]) -> String {

@@ -23,6 +23,8 @@
 //! - [`check`]: the independent checker of every hard policy, and the cost terms
 //!   ([`Report`]); [`solve`] reports through it, never through the search state.
 //! - [`Placement`]: the answer as JSON/table; [`render_svg`]: a rack diagram.
+//! - [`roadef`]: the ROADEF/EURO 2012 machine reassignment benchmark (format, objective,
+//!   independent checker, local search).
 //! - [`synth`]: deterministic synthetic datacenters and workloads for benches and tests.
 //!
 //! # Semantics
@@ -63,6 +65,7 @@ mod freetree;
 mod instance;
 mod pool;
 mod report;
+pub mod roadef;
 mod search;
 mod state;
 mod svg;

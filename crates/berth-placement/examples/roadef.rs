@@ -1,0 +1,69 @@
+//! Runs the machine reassignment search on one ROADEF/EURO 2012 instance, writes the
+//! solution file, reads it back and checks it with the independent checker; prints one JSON
+//! line. `cargo xtask bench-roadef` drives it:
+//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N]`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use berth_placement::roadef::{LnsOptions, Model, check, improve, render_solution};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|k| args.get(k + 1))
+            .and_then(|s| s.parse::<f64>().ok())
+    };
+    let [model_path, assignment_path, out_path] = [0, 1, 2].map(|k| {
+        args.get(k).cloned().unwrap_or_else(|| {
+            eprintln!("usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N]");
+            std::process::exit(2)
+        })
+    });
+    let seconds = flag("--seconds").unwrap_or(10.0);
+    let seed = flag("--seed").map_or(1, |s| s as u64);
+    let read = |p: &str| {
+        std::fs::read_to_string(p).unwrap_or_else(|e| {
+            eprintln!("roadef: cannot read {p}: {e}");
+            std::process::exit(2)
+        })
+    };
+    let fail = |e: berth_placement::PlacementError| -> ! {
+        eprintln!("roadef: {e}");
+        std::process::exit(1)
+    };
+    let started = Instant::now();
+    let model = Model::parse(&model_path, &read(&model_path)).unwrap_or_else(|e| fail(e));
+    let initial = model
+        .parse_assignment(&assignment_path, &read(&assignment_path))
+        .unwrap_or_else(|e| fail(e));
+    let options = LnsOptions {
+        seed,
+        deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
+        ..LnsOptions::default()
+    };
+    let out = improve(&model, &initial, &options).unwrap_or_else(|e| fail(e));
+    let elapsed = started.elapsed().as_secs_f64();
+    std::fs::write(&out_path, render_solution(&out.assignment)).unwrap_or_else(|e| {
+        eprintln!("roadef: cannot write {out_path}: {e}");
+        std::process::exit(2)
+    });
+    // The independent check reads the written file back, as the challenge's checker did.
+    let written = model
+        .parse_assignment(&out_path, &read(&out_path))
+        .unwrap_or_else(|e| fail(e));
+    let verdict = check(&model, &initial, &written);
+    let line = serde_json::json!({
+        "initial": out.initial_cost,
+        "cost": out.cost,
+        "checked_cost": verdict.cost.as_ref().map(|c| c.total),
+        "feasible": verdict.feasible(),
+        "violations": verdict.violations.iter().take(5).map(ToString::to_string).collect::<Vec<_>>(),
+        "iterations": out.iterations,
+        "kicks": out.kicks,
+        "seconds": elapsed,
+    });
+    println!("{line}");
+}

@@ -1,0 +1,353 @@
+//! Tests: the committed challenge files load and their initial costs match the published
+//! ones; loader errors; the incremental state against the checker on random instances; the
+//! search's answers pass the checker.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+
+use super::state::State;
+use super::*;
+
+fn data(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../benches/roadef/data/A")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn load(instance: &str) -> (Model, Vec<usize>) {
+    let model = Model::parse(instance, &data(&format!("model_{instance}.txt"))).unwrap();
+    let initial = model
+        .parse_assignment(instance, &data(&format!("assignment_{instance}.txt")))
+        .unwrap();
+    (model, initial)
+}
+
+#[test]
+fn initial_costs_match_the_published_ones() {
+    // original_cost_*.txt of the challenge data.
+    let published = [
+        ("a1_1", 49_528_750),
+        ("a1_2", 1_061_649_570),
+        ("a1_3", 583_662_270),
+        ("a1_4", 632_499_600),
+        ("a1_5", 782_189_690),
+        ("a2_1", 391_189_190),
+        ("a2_2", 1_876_768_120),
+        ("a2_3", 2_272_487_840),
+        ("a2_4", 3_223_516_130),
+        ("a2_5", 787_355_300),
+    ];
+    for (instance, expected) in published {
+        let (model, initial) = load(instance);
+        let verdict = check(&model, &initial, &initial);
+        assert!(verdict.feasible(), "{instance}: {:?}", verdict.violations);
+        assert_eq!(verdict.cost.unwrap().total, expected, "{instance}");
+        assert_eq!(State::new(&model, &initial).total(), expected, "{instance}");
+    }
+}
+
+#[test]
+fn a1_1_has_the_documented_shape() {
+    let (model, _) = load("a1_1");
+    assert_eq!(
+        (
+            model.resources.len(),
+            model.machines.len(),
+            model.services.len(),
+            model.processes.len(),
+            model.balances.len(),
+            model.neighborhoods,
+            model.locations,
+        ),
+        (2, 4, 79, 100, 1, 1, 4)
+    );
+    assert_eq!(
+        (
+            model.weight_process_move,
+            model.weight_service_move,
+            model.weight_machine_move
+        ),
+        (1, 10, 100)
+    );
+    assert_eq!(model.machine_move_cost(0, 3), 1);
+    assert_eq!(model.machine_move_cost(2, 2), 0);
+}
+
+#[test]
+fn loader_errors_name_the_place_and_what_was_expected() {
+    let err = Model::parse("m.txt", "1\n0 10\n1\n0 0 5 x").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "m.txt:4:7: machines[0].safety_capacity[0]: expected an integer in 0..=2305843009213693951, found `x`"
+    );
+    let err = Model::parse("m.txt", "1\n2 10\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "m.txt:2:1: resources[0].transient: expected an integer in 0..=1, found `2`"
+    );
+    let err = Model::parse("m.txt", "1\n0 10\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "m.txt:3:1: machines: expected an integer in 0..=100000000, found the end of the file"
+    );
+    let (model, _) = load("a1_1");
+    let err = model.parse_assignment("s.txt", "0 1 7").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "s.txt:1:5: assignment[2]: expected an integer in 0..=3, found `7`"
+    );
+    let mut long = render_solution(&[0; 100]);
+    long.push_str("3\n");
+    let err = model.parse_assignment("s.txt", &long).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "s.txt:2:1: end: expected the end of the file, found `3`"
+    );
+}
+
+#[test]
+fn the_checker_reports_each_kind_of_violation() {
+    let (model, initial) = load("a1_1");
+    // Everything on machine 0: capacity and conflict (services with several processes).
+    let all0 = vec![0; initial.len()];
+    let v = check(&model, &initial, &all0);
+    assert!(
+        v.violations
+            .iter()
+            .any(|x| matches!(x, Violation::Capacity { machine: 0, .. }))
+    );
+    assert!(
+        v.violations
+            .iter()
+            .any(|x| matches!(x, Violation::Conflict { machine: 0, .. }))
+    );
+    let v = check(&model, &initial, &initial[1..]);
+    assert_eq!(
+        v.violations,
+        vec![Violation::Length {
+            expected: 100,
+            found: 99
+        }]
+    );
+    assert_eq!(v.cost, None);
+}
+
+#[test]
+fn the_search_improves_a1_1_deterministically_and_passes_the_checker() {
+    let (model, initial) = load("a1_1");
+    let options = LnsOptions {
+        seed: 7,
+        iterations: Some(200_000),
+        ..LnsOptions::default()
+    };
+    let a = improve(&model, &initial, &options).unwrap();
+    let b = improve(&model, &initial, &options).unwrap();
+    assert_eq!(a, b);
+    let verdict = check(&model, &initial, &a.assignment);
+    assert!(verdict.feasible(), "{:?}", verdict.violations);
+    assert_eq!(verdict.cost.unwrap().total, a.cost);
+    assert_eq!(a.initial_cost, 49_528_750);
+    // Within 1% of the lower bound 44,306,390 after 200k moves.
+    assert!(a.cost < 44_750_000, "{}", a.cost);
+}
+
+#[test]
+fn the_search_refuses_an_infeasible_start() {
+    let (model, initial) = load("a1_1");
+    let err = improve(&model, &vec![0; initial.len()], &LnsOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, crate::PlacementError::RoadefInfeasible { .. }),
+        "{err}"
+    );
+}
+
+/// A random instance whose random initial assignment is feasible by construction.
+fn instance() -> impl Strategy<Value = (Model, Vec<usize>, Vec<(usize, usize, bool)>)> {
+    (
+        1usize..4,
+        2usize..7,
+        1usize..5,
+        1usize..4,
+        1usize..4,
+        any::<u64>(),
+    )
+        .prop_map(|(nr, nm, ns, nn, nl, seed)| {
+            let mut x = seed | 1;
+            let mut rnd = move |n: usize| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                usize::try_from(x % n.max(1) as u64).unwrap()
+            };
+            let resources = (0..nr)
+                .map(|_| Resource {
+                    transient: rnd(3) == 0,
+                    weight_load_cost: rnd(20) as i64,
+                })
+                .collect::<Vec<_>>();
+            let loc = (0..nm).map(|_| rnd(nl)).collect::<Vec<_>>();
+            let nb = (0..nm).map(|_| rnd(nn)).collect::<Vec<_>>();
+            // Processes: each service's on distinct machines.
+            let mut processes = Vec::new();
+            let mut initial = Vec::new();
+            for s in 0..ns {
+                let k = 1 + rnd(nm.min(3));
+                let mut ms: Vec<usize> = (0..nm).collect();
+                for i in 0..k {
+                    let j = i + rnd(nm - i);
+                    ms.swap(i, j);
+                    processes.push(Process {
+                        service: s,
+                        requirement: (0..nr).map(|_| rnd(10) as i64).collect(),
+                        move_cost: rnd(5) as i64,
+                    });
+                    initial.push(ms[i]);
+                }
+            }
+            let mut usage = vec![vec![0i64; nr]; nm];
+            for (p, proc) in processes.iter().enumerate() {
+                for (u, q) in usage[initial[p]].iter_mut().zip(&proc.requirement) {
+                    *u += q;
+                }
+            }
+            let machines = (0..nm)
+                .map(|m| {
+                    let capacity: Vec<i64> =
+                        (0..nr).map(|r| usage[m][r] + rnd(15) as i64).collect();
+                    let safety_capacity = capacity
+                        .iter()
+                        .map(|&c| (c - rnd(12) as i64).max(0))
+                        .collect();
+                    Machine {
+                        neighborhood: nb[m],
+                        location: loc[m],
+                        capacity,
+                        safety_capacity,
+                    }
+                })
+                .collect::<Vec<_>>();
+            // Spread minima and dependencies the initial assignment meets.
+            let services = (0..ns)
+                .map(|s| {
+                    let mine: Vec<usize> = (0..processes.len())
+                        .filter(|&p| processes[p].service == s)
+                        .collect();
+                    let mut locs: Vec<usize> = mine.iter().map(|&p| loc[initial[p]]).collect();
+                    locs.sort_unstable();
+                    locs.dedup();
+                    let spread_min = rnd(locs.len() + 1);
+                    let dependencies = (0..ns)
+                        .filter(|&d| d != s && rnd(3) == 0)
+                        .filter(|&d| {
+                            mine.iter().all(|&p| {
+                                (0..processes.len()).any(|q| {
+                                    processes[q].service == d && nb[initial[q]] == nb[initial[p]]
+                                })
+                            })
+                        })
+                        .collect();
+                    Service {
+                        spread_min,
+                        dependencies,
+                    }
+                })
+                .collect();
+            let balances = (0..rnd(3))
+                .map(|_| Balance {
+                    resource1: rnd(nr),
+                    resource2: rnd(nr),
+                    target: rnd(4) as i64,
+                    weight: rnd(5) as i64,
+                })
+                .collect();
+            let move_costs = (0..nm * nm)
+                .map(|k| if k / nm == k % nm { 0 } else { rnd(4) as u32 })
+                .collect();
+            let np = processes.len();
+            let model = Model::from_parts(
+                resources,
+                machines,
+                services,
+                processes,
+                balances,
+                [rnd(3) as i64, rnd(20) as i64, rnd(5) as i64],
+                move_costs,
+            )
+            .unwrap();
+            let moves = (0..60)
+                .map(|_| (rnd(np), rnd(np.max(nm)), rnd(2) == 0))
+                .collect();
+            (model, initial, moves)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Random shifts and swaps: the state accepts exactly the moves the checker accepts, and
+    /// its objective always equals the checker's recomputation.
+    #[test]
+    fn incremental_state_agrees_with_the_checker((model, initial, moves) in instance()) {
+        let nm = model.machines.len();
+        prop_assert!(check(&model, &initial, &initial).feasible());
+        let mut st = State::new(&model, &initial);
+        for (p, k, swap) in moves {
+            let from = st.machine_of(p);
+            let mut candidate: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+            let accepted = if swap {
+                let q = k % model.processes.len();
+                let to = st.machine_of(q);
+                if to == from || model.processes[p].service == model.processes[q].service {
+                    continue;
+                }
+                candidate[p] = to;
+                candidate[q] = from;
+                if st.fits(from, &[p], &[q]) && st.fits(to, &[q], &[p]) {
+                    st.shift(p, to);
+                    st.shift(q, from);
+                    let ok = st.holds_after(p, from) && st.holds_after(q, to);
+                    if !ok {
+                        st.shift(q, to);
+                        st.shift(p, from);
+                    }
+                    ok
+                } else {
+                    false
+                }
+            } else {
+                let to = k % nm;
+                if to == from {
+                    continue;
+                }
+                candidate[p] = to;
+                if st.fits(to, &[], &[p]) {
+                    st.shift(p, to);
+                    let ok = st.holds_after(p, from);
+                    if !ok {
+                        st.shift(p, from);
+                    }
+                    ok
+                } else {
+                    false
+                }
+            };
+            let verdict = check(&model, &initial, &candidate);
+            prop_assert_eq!(accepted, verdict.feasible(), "{:?}", verdict.violations);
+            let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+            prop_assert_eq!(st.total(), cost(&model, &initial, &now).total);
+        }
+    }
+
+    /// The search's answer passes the checker and its cost is the checker's.
+    #[test]
+    fn search_answers_pass_the_checker((model, initial, _) in instance(), seed in 0u64..1000) {
+        let options = LnsOptions { seed, iterations: Some(2_000), history: 50, ..LnsOptions::default() };
+        let out = improve(&model, &initial, &options).unwrap();
+        let verdict = check(&model, &initial, &out.assignment);
+        prop_assert!(verdict.feasible(), "{:?}", verdict.violations);
+        prop_assert_eq!(verdict.cost.unwrap().total, out.cost);
+        prop_assert!(out.cost <= out.initial_cost);
+    }
+}
