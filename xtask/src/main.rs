@@ -3,6 +3,7 @@
 
 mod deploy;
 mod homing;
+mod loadtest;
 mod roadef;
 mod tidy;
 
@@ -27,7 +28,11 @@ commands:
   python-client  mypy --strict and pytest of clients/python (venv under target/) against a
           real target/debug/berthd
   lint-deploy  check the Dockerfile, docker-compose.yml, deploy/kubernetes and the systemd unit
-  loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest)
+  loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest);
+          [--daemons N] [--partitions P] [--clients C] [--seconds S] [--store sqlite|postgres]:
+          N berthd processes on one database (PostgreSQL: BERTH_LOADTEST_PG_URL or a throwaway
+          cluster), reservations/s, plans/s, p50/p99, errors; --sweep: N in 1,2,4 with P = N and
+          P = 8 plus single-daemon SQLite, writes docs/scaling.csv and docs/scaling.svg
   fuzz    [--seconds N] [TARGET...]  run the cargo-fuzz targets (default: all, 60 s each), corpora
           seeded from examples/; needs `cargo install cargo-fuzz`
   completions  [--out DIR]  shell completions (bash, zsh, fish, powershell) and man pages of
@@ -42,7 +47,7 @@ fn main() {
         Some("bench-homing") => homing::bench(&args[1..]),
         Some("bench-roadef") => roadef::bench(&args[1..]),
         Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
-        Some("loadtest") => loadtest(&args[1..]),
+        Some("loadtest") => loadtest::loadtest(&args[1..]),
         Some("python-client") => python_client(),
         Some("lint-deploy") => deploy::lint(&root()),
         Some("fuzz") => fuzz(&args[1..]),
@@ -271,28 +276,6 @@ fn codegen(check: bool) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     eprintln!("codegen: wrote {}", path.display());
     Ok(())
-}
-
-fn loadtest(extra: &[String]) -> Result<()> {
-    // Both binaries: `--overload` starts a real `berthd` beside the load generator.
-    let mut b = cargo();
-    b.args(["build", "--release", "-p", "berthd", "--bins"]);
-    run("cargo build --release -p berthd", b)?;
-    let mut l = cargo();
-    l.args([
-        "run",
-        "--release",
-        "-p",
-        "berthd",
-        "--bin",
-        "berth-loadtest",
-        "--",
-    ]);
-    if extra.is_empty() {
-        l.args(["--clients", "64"]);
-    }
-    l.args(extra);
-    run("berth-loadtest", l)
 }
 
 /// Example files that seed each fuzz target's corpus: `(target, leading byte, files)`; a

@@ -243,6 +243,11 @@ pub async fn serve(
         workers: cfg.plans.workers.max(1),
         default_timeout: cfg.plans.default_timeout_secs,
         max_timeout: cfg.plans.max_timeout_secs,
+        node: cfg.plans.node.clone().unwrap_or_else(|| {
+            let listen = listener.as_ref().and_then(|l| l.local_addr().ok());
+            default_node(listen.unwrap_or(cfg.listen))
+        }),
+        claim_secs: cfg.plans.claim_secs.max(1),
         ..PlanConfig::default()
     };
     let provider: Arc<dyn berth_inventory::InventoryProvider> =
@@ -361,5 +366,23 @@ async fn check_stored_credentials(
     }
     Ok(())
 }
+
+/// A daemon's default name in the plan queue: host name and listen address, stable across
+/// restarts (a restarted daemon releases its old claims and resumes those plans at once) and
+/// distinct for daemons of one host; with an ephemeral port, the process id instead.
+fn default_node(listen: std::net::SocketAddr) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "berthd".to_owned());
+    if listen.port() == 0 {
+        format!("{host}:pid{}", std::process::id())
+    } else {
+        format!("{host}@{listen}")
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,8 @@
 //! The load test: N concurrent HTTP clients against a daemon (an in-process one on a temporary
-//! SQLite file unless a URL is given), measuring reservations/s and plans/s with p50/p99.
+//! SQLite file unless a URL is given), measuring reservations/s and plans/s with p50/p99;
+//! `cluster` runs N daemon processes on one database for a fixed time.
 
+mod cluster;
 mod overload;
 
 use std::time::{Duration, Instant};
@@ -87,6 +89,7 @@ impl std::fmt::Display for Phase {
     }
 }
 
+pub use cluster::{ClusterDb, ClusterOptions, ClusterReport, cluster};
 pub use overload::{OverloadOptions, OverloadReport, overload};
 
 /// The `q` quantile (0..=1) of sorted `v`, nearest rank.

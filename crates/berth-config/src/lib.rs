@@ -196,6 +196,12 @@ pub struct Plans {
     pub default_timeout_secs: u64,
     /// Largest timeout accepted.
     pub max_timeout_secs: u64,
+    /// How long a worker's claim on a plan lasts unless renewed; a plan whose daemon died
+    /// mid-solve is taken over by another daemon after this long. At least 1.
+    pub claim_secs: u64,
+    /// This daemon's name in the plan queue (claim owner, a plan's `solved_by`); unique among
+    /// the daemons sharing a database. Default: host name and listen address.
+    pub node: Option<String>,
 }
 
 impl Default for Plans {
@@ -204,6 +210,8 @@ impl Default for Plans {
             workers: 2,
             default_timeout_secs: 300,
             max_timeout_secs: 3600,
+            claim_secs: 30,
+            node: None,
         }
     }
 }
@@ -375,6 +383,12 @@ impl Config {
         if let Some(v) = env("BERTH_PLAN_WORKERS") {
             c.plans.workers = size("BERTH_PLAN_WORKERS", v)?;
         }
+        if let Some(v) = env("BERTH_PLAN_CLAIM_SECS") {
+            c.plans.claim_secs = num("BERTH_PLAN_CLAIM_SECS", v)?;
+        }
+        if let Some(v) = env("BERTH_PLAN_NODE") {
+            c.plans.node = Some(v);
+        }
         if let Some(v) = env("BERTH_MAX_IN_FLIGHT") {
             c.limits.max_in_flight = size("BERTH_MAX_IN_FLIGHT", v)?;
         }
@@ -395,6 +409,12 @@ impl Config {
         }
         if let Some(v) = env("BERTH_LOG") {
             c.log.filter = v;
+        }
+        if c.plans.claim_secs == 0 {
+            return Err(ConfigError::Invalid {
+                field: "plans.claim_secs",
+                message: "[plans] claim_secs is 0; expected at least 1 second".into(),
+            });
         }
         if c.server.tls_cert.is_some() != c.server.tls_key.is_some() {
             return Err(ConfigError::Invalid {
@@ -471,7 +491,7 @@ mod tests {
         let f = dir.path().join("b.toml");
         std::fs::write(
             &f,
-            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\nread_tokens = [\"r1\", \"r2\"]\nbasic = [{user = \"v\", password = \"w\", read_only = true}]\n[plans]\nworkers = 3\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
+            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\nread_tokens = [\"r1\", \"r2\"]\nbasic = [{user = \"v\", password = \"w\", read_only = true}]\n[plans]\nworkers = 3\nclaim_secs = 12\nnode = \"east-1\"\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
         )
         .unwrap();
         let env = |k: &str| match k {
@@ -489,6 +509,10 @@ mod tests {
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.database_url, "sqlite::memory:");
         assert_eq!(c.plans.workers, 3);
+        assert_eq!(
+            (c.plans.claim_secs, c.plans.node.as_deref()),
+            (12, Some("east-1"))
+        );
         assert_eq!(
             c.notify,
             Notify {

@@ -1,6 +1,11 @@
 //! The plan service: accepted plans are stored (status `template`) before the caller hears
 //! back, solved on a bounded worker pool (the engine in blocking threads, `timeout` enforced),
 //! their `reservations` made all-or-nothing, and resumed after a restart.
+//!
+//! Workers take plans from the store's plan queue, not from this process: every daemon on one
+//! database solves plans accepted by any of them, each plan once. A worker claims a plan for
+//! `claim_secs`, renews the claim while it works and completes it when the plan is recorded;
+//! a daemon that dies mid-plan leaves a claim that runs out, and another worker takes the plan.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -15,7 +20,7 @@ use berth_store::{NewPlan, PlanRecord, PlanUpdate, Store, StoreError};
 use berth_template::Template;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, Notify};
 
 use crate::reservations::{ReservationService, WallClock};
 use crate::{ServiceError, check_name};
@@ -129,6 +134,8 @@ pub struct Plan {
     pub outcome: Option<serde_json::Value>,
     /// Reservation ids made for it.
     pub reservations: Vec<String>,
+    /// The node whose worker finished it.
+    pub solved_by: Option<String>,
     /// When accepted.
     pub created: DateTime<Utc>,
     /// Last change.
@@ -152,6 +159,14 @@ pub struct PlanConfig {
     pub reservation_hours: i64,
     /// Template parsing limits.
     pub limits: berth_template::Limits,
+    /// This daemon's name in the plan queue (claim owner, `solved_by`). Claims held under it
+    /// are released at start, so it must be unique among running daemons.
+    pub node: String,
+    /// How long a claim on a plan lasts unless renewed (renewed every third of it while the
+    /// plan is worked on); a dead daemon's plan waits this long before another takes it.
+    pub claim_secs: u64,
+    /// How often idle workers look for plans accepted by other daemons.
+    pub poll: Duration,
 }
 
 impl Default for PlanConfig {
@@ -164,6 +179,9 @@ impl Default for PlanConfig {
             max_solutions: 50,
             reservation_hours: 24,
             limits: berth_template::Limits::default(),
+            node: "local".to_owned(),
+            claim_secs: 30,
+            poll: Duration::from_millis(500),
         }
     }
 }
@@ -177,7 +195,8 @@ pub struct PlanService {
     cfg: PlanConfig,
     /// Transient statuses (translating .. reserving) of plans solved here; not persisted.
     working: Mutex<HashMap<String, PlanStatus>>,
-    queue: mpsc::UnboundedSender<String>,
+    /// Wakes an idle worker when this process accepts a plan.
+    wake: Notify,
 }
 
 fn parse_status(s: &str) -> PlanStatus {
@@ -211,13 +230,18 @@ fn to_plan(r: PlanRecord, working: &HashMap<String, PlanStatus>) -> Plan {
         message: r.message,
         outcome: result.get("outcome").cloned().filter(|v| !v.is_null()),
         reservations,
+        solved_by: result
+            .get("solved_by")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
         created: r.created_at,
         updated: r.updated_at,
     }
 }
 
 impl PlanService {
-    /// Starts `cfg.workers` workers and queues every accepted but unfinished plan again.
+    /// Starts `cfg.workers` workers on the store's plan queue, after releasing the claims an
+    /// earlier run under the same node name left (so its unfinished plans resume at once).
     pub async fn start(
         store: Arc<dyn Store>,
         inventory: Arc<dyn InventoryProvider>,
@@ -225,10 +249,10 @@ impl PlanService {
         clock: Arc<dyn WallClock>,
         cfg: PlanConfig,
     ) -> Result<Arc<PlanService>, ServiceError> {
-        let pending = store
-            .plans_with_status(PlanStatus::Template.as_str())
-            .await?;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let released = store.release_plan_claims(&cfg.node).await?;
+        if released > 0 {
+            tracing::info!(plans = released, node = %cfg.node, "resuming plans claimed before a restart");
+        }
         let svc = Arc::new(PlanService {
             store,
             inventory,
@@ -236,27 +260,79 @@ impl PlanService {
             clock,
             cfg,
             working: Mutex::new(HashMap::new()),
-            queue: tx,
+            wake: Notify::new(),
         });
-        if !pending.is_empty() {
-            tracing::info!(plans = pending.len(), "resuming accepted plans");
-        }
-        for p in pending {
-            let _ = svc.queue.send(p.id);
-        }
-        let rx = Arc::new(Mutex::new(rx));
         for _ in 0..svc.cfg.workers.max(1) {
             let svc = Arc::clone(&svc);
-            let rx = Arc::clone(&rx);
-            tokio::spawn(async move {
-                loop {
-                    let next = rx.lock().await.recv().await;
-                    let Some(id) = next else { break };
-                    svc.run(&id).await;
-                }
-            });
+            tokio::spawn(async move { svc.work().await });
         }
         Ok(svc)
+    }
+
+    fn hold(&self) -> Duration {
+        Duration::from_secs(self.cfg.claim_secs.max(1))
+    }
+
+    /// One worker: claim, solve, complete; idle until woken or the poll interval passes.
+    async fn work(&self) {
+        loop {
+            match self
+                .store
+                .claim_plan(&self.cfg.node, self.clock.now(), self.hold())
+                .await
+            {
+                Ok(Some(claim)) => {
+                    if claim.attempts > 1 {
+                        tracing::info!(plan = %claim.plan_id, attempts = claim.attempts, "taking over a plan whose claim ran out");
+                    }
+                    self.solve_claimed(&claim.plan_id).await;
+                }
+                Ok(None) => {
+                    tokio::select! {
+                        () = self.wake.notified() => {}
+                        () = tokio::time::sleep(self.cfg.poll) => {}
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot claim a plan");
+                    tokio::time::sleep(self.cfg.poll).await;
+                }
+            }
+        }
+    }
+
+    /// Runs a claimed plan while renewing the claim, then takes it out of the queue.
+    async fn solve_claimed(&self, id: &str) {
+        let node = self.cfg.node.as_str();
+        let renew = async {
+            loop {
+                tokio::time::sleep(self.hold() / 3).await;
+                match self
+                    .store
+                    .renew_plan_claim(id, node, self.clock.now(), self.hold())
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        // Another worker may solve it too; recording the result stays
+                        // compare-and-set, so only one outcome is kept.
+                        tracing::warn!(plan = id, "lost the claim on a plan being solved");
+                        std::future::pending::<()>().await;
+                    }
+                    Err(e) => tracing::warn!(plan = id, error = %e, "cannot renew a plan claim"),
+                }
+            }
+        };
+        let finished = tokio::select! {
+            done = self.run(id) => done,
+            () = renew => false,
+        };
+        if finished {
+            match self.store.complete_plan_claim(id, node).await {
+                Ok(_) => {}
+                Err(e) => tracing::warn!(plan = id, error = %e, "cannot complete a plan claim"),
+            }
+        }
     }
 
     /// Accepts a plan: checks the request, stores it with status `template`, queues it.
@@ -325,7 +401,7 @@ impl PlanService {
         };
         metrics::counter!("berth_plans_accepted_total").increment(1);
         self.announce(&id, Some(PlanStatus::Template));
-        let _ = self.queue.send(id);
+        self.wake.notify_one();
         Ok(to_plan(rec, &HashMap::new()))
     }
 
@@ -373,6 +449,7 @@ impl PlanService {
         self.announce(id, Some(status));
     }
 
+    /// Records a finished plan; whether it is settled (recorded here or by another worker).
     async fn finish(
         &self,
         id: &str,
@@ -380,10 +457,14 @@ impl PlanService {
         message: Option<String>,
         outcome: Option<serde_json::Value>,
         reservations: Vec<String>,
-    ) {
+    ) -> bool {
         let update = PlanUpdate {
             status: status.as_str().to_owned(),
-            result: Some(serde_json::json!({"outcome": outcome, "reservations": reservations})),
+            result: Some(serde_json::json!({
+                "outcome": outcome,
+                "reservations": reservations,
+                "solved_by": self.cfg.node,
+            })),
             message,
             updated_at: self.clock.now(),
         };
@@ -396,52 +477,59 @@ impl PlanService {
             Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
-        match written {
-            Ok(()) | Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => {}
-            // Not stored: the plan stays `template` and is solved again after a restart.
-            Err(e) => tracing::error!(plan = id, error = %e, "cannot record a finished plan"),
-        }
+        let settled = match written {
+            Ok(()) | Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => true,
+            // Not stored: the plan stays queued and is solved again once the claim runs out.
+            Err(e) => {
+                tracing::error!(plan = id, error = %e, "cannot record a finished plan");
+                false
+            }
+        };
         self.working.lock().await.remove(id);
         self.announce(id, Some(status));
         metrics::counter!("berth_plans_finished_total", "status" => status.as_str()).increment(1);
+        settled
     }
 
     /// Solves one plan end to end; every failure becomes status `error` with the reason.
-    async fn run(&self, id: &str) {
+    /// Whether the plan is settled (finished here or earlier, or gone); `false` when it could
+    /// not be read or recorded, so its claim runs out and it is tried again.
+    async fn run(&self, id: &str) -> bool {
         let started = Instant::now();
         let request = match self.store.get_plan(id).await {
             Ok(Some(r)) if r.status == PlanStatus::Template.as_str() => {
                 match serde_json::from_value::<PlanRequest>(r.request) {
                     Ok(req) => req,
                     Err(e) => {
-                        self.finish(
-                            id,
-                            PlanStatus::Error,
-                            Some(format!("unreadable plan request: {e}")),
-                            None,
-                            Vec::new(),
-                        )
-                        .await;
-                        return;
+                        return self
+                            .finish(
+                                id,
+                                PlanStatus::Error,
+                                Some(format!("unreadable plan request: {e}")),
+                                None,
+                                Vec::new(),
+                            )
+                            .await;
                     }
                 }
             }
-            Ok(_) => return,
+            Ok(_) => return true,
             Err(e) => {
                 tracing::error!(plan = id, error = %e, "cannot read an accepted plan");
-                return;
+                return false;
             }
         };
         let (status, message, outcome, reservations) = self.solve(id, request).await;
         metrics::histogram!("berth_plan_duration_seconds").record(started.elapsed().as_secs_f64());
         tracing::info!(
             plan = id,
+            node = %self.cfg.node,
             status = status.as_str(),
             ms = started.elapsed().as_millis() as u64,
             "plan finished"
         );
         self.finish(id, status, message, outcome, reservations)
-            .await;
+            .await
     }
 
     async fn solve(

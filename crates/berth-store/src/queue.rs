@@ -45,6 +45,9 @@ pub(crate) mod q {
     pub fn claim(lock: &str) -> String {
         format!("{CLAIM_HEAD}{lock}{CLAIM_TAIL}")
     }
+    /// Whether anything is claimable, read without a write transaction (idle polls stay
+    /// cheap and never take SQLite's write lock).
+    pub const ANY_CLAIMABLE: &str = "SELECT plan_id FROM plan_queue WHERE claim_until_us IS NULL OR claim_until_us <= $1 LIMIT 1";
     pub const RENEW: &str = "UPDATE plan_queue SET claim_until_us = $3 WHERE plan_id = $1 AND owner = $2 AND claim_until_us IS NOT NULL";
     pub const COMPLETE: &str = "DELETE FROM plan_queue WHERE plan_id = $1 AND owner = $2";
     pub const RELEASE_OWNER: &str = "UPDATE plan_queue SET claim_until_us = NULL WHERE owner = $1 AND claim_until_us IS NOT NULL";

@@ -575,6 +575,14 @@ macro_rules! sql_store {
             ) -> $crate::StoreFuture<'a, Option<$crate::PlanClaim>> {
                 use $crate::StoreError as E;
                 Box::pin(async move {
+                    let any: Option<String> = sqlx::query_scalar($crate::queue::q::ANY_CLAIMABLE)
+                        .bind($crate::rows::micros(now))
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(E::db("read plan queue"))?;
+                    if any.is_none() {
+                        return Ok(None);
+                    }
                     let sql = $crate::queue::claim_sql($backend);
                     let mut tx = self
                         .begin_write()

@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
-use berthd::loadtest::{LoadOptions, OverloadOptions, overload, run};
+use berthd::loadtest::{
+    ClusterDb, ClusterOptions, LoadOptions, OverloadOptions, cluster, overload, run,
+};
 use clap::Parser;
 
 /// Load test of the Berth daemon.
@@ -47,6 +49,22 @@ struct Args {
     /// Most connections the overload generator opens.
     #[arg(long, default_value_t = 4096)]
     max_connections: usize,
+    /// Cluster run: start this many `berthd` processes on one database and drive them all
+    /// for `--seconds`; prints one JSON line.
+    #[arg(long)]
+    daemons: Option<usize>,
+    /// Cluster run: zones (partitions), one pool each.
+    #[arg(long, default_value_t = 1)]
+    partitions: usize,
+    /// Cluster run: `sqlite` (a new file) or `postgres` (needs `--pg-url`).
+    #[arg(long, default_value = "sqlite")]
+    store: String,
+    /// Cluster run: PostgreSQL URL (each run makes a schema of its own).
+    #[arg(long)]
+    pg_url: Option<String>,
+    /// Cluster run: every N-th request of a client is a plan (0: none).
+    #[arg(long, default_value_t = 10)]
+    plan_every: usize,
 }
 
 fn main() -> ExitCode {
@@ -71,6 +89,52 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(daemons) = a.daemons {
+        let daemon = a.daemon.clone().unwrap_or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent().map(|d| d.join("berthd")))
+                .unwrap_or_else(|| "berthd".into())
+        });
+        let db = match (a.store.as_str(), a.pg_url.clone()) {
+            ("sqlite", _) => ClusterDb::Sqlite,
+            ("postgres", Some(url)) => ClusterDb::Postgres { url },
+            ("postgres", None) => {
+                eprintln!("berth-loadtest: --store postgres needs --pg-url");
+                return ExitCode::from(2);
+            }
+            (other, _) => {
+                eprintln!("berth-loadtest: unknown --store `{other}`; expected sqlite or postgres");
+                return ExitCode::from(2);
+            }
+        };
+        let o = ClusterOptions {
+            daemon,
+            daemons,
+            partitions: a.partitions,
+            clients: opts.clients,
+            seconds: a.seconds,
+            db,
+            plan_every: a.plan_every,
+            workers: opts.plan_workers,
+        };
+        return match rt.block_on(cluster(&o)) {
+            Ok(r) => match serde_json::to_string(&r) {
+                Ok(line) => {
+                    println!("{line}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("berth-loadtest: {e}");
+                    ExitCode::from(2)
+                }
+            },
+            Err(e) => {
+                eprintln!("berth-loadtest: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if let Some(factor) = a.overload {
         let daemon = a.daemon.unwrap_or_else(|| {
             std::env::current_exe()

@@ -1,7 +1,8 @@
 //! End-to-end: the real `berthd` binary on a loopback port with a temporary SQLite file (and,
 //! when `BERTH_TEST_POSTGRES_URL` is set at build time, a fresh PostgreSQL schema), every route
 //! over HTTP, a SIGKILL under load, a restart, and the durability and no-double-booking checks;
-//! then a graceful SIGTERM. Two daemons sharing one database race for one pool. `tls` covers
+//! then a graceful SIGTERM. Two daemons sharing one database race for one pool; on PostgreSQL,
+//! several daemons share the plan queue (`planqueue`). `tls` covers
 //! the HTTPS listener and start-up errors of bad TLS/CA files.
 
 #![allow(clippy::unwrap_used)]
@@ -16,6 +17,8 @@ mod healthcheck;
 mod hostile;
 mod kills;
 mod overload;
+#[cfg(berth_test_postgres)]
+mod planqueue;
 mod races;
 mod secrets;
 mod seeding;

@@ -71,13 +71,22 @@ async fn fixture(url: &str) -> Fixture {
 }
 
 async fn plans(f: &Fixture) -> Arc<PlanService> {
+    plans_on(f, "local").await
+}
+
+/// A plan service named `node` (its workers poll often, so tests do not wait long).
+async fn plans_on(f: &Fixture, node: &str) -> Arc<PlanService> {
     let inv: Arc<dyn InventoryProvider> = Arc::new(StaticProvider::parse(INVENTORY).unwrap());
     PlanService::start(
         Arc::clone(&f.store),
         inv,
         Arc::clone(&f.res),
         Arc::new(f.clock.clone()),
-        PlanConfig::default(),
+        PlanConfig {
+            node: node.to_owned(),
+            poll: Duration::from_millis(20),
+            ..PlanConfig::default()
+        },
     )
     .await
     .unwrap()
@@ -207,4 +216,60 @@ async fn an_accepted_plan_is_solved_after_a_restart() {
     let plan = wait_final(&p, "resume-me").await;
     assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
     assert_eq!(reserved_vcpu(&f, "dfw").await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn plans_accepted_through_two_services_are_each_solved_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("b.db").display());
+    let f = fixture(&url).await;
+    let (a, b) = (plans_on(&f, "node-a").await, plans_on(&f, "node-b").await);
+    let mut ids = Vec::new();
+    for i in 0..16 {
+        let via = if i % 2 == 0 { &a } else { &b };
+        let t = serde_json::json!({
+            "homing_template_version": "2017-10-10",
+            "locations": {"customer": {"latitude": 32.8, "longitude": -96.8}},
+            "demands": {"vG": [{"inventory_provider": "aai", "inventory_type": "cloud"}]},
+            "optimization": {"minimize": {"sum": [{"distance_between": ["customer", "vG"]}]}}
+        });
+        ids.push(via.accept(request(&format!("p{i}"), t)).await.unwrap().id);
+    }
+    let mut by = BTreeMap::<String, usize>::new();
+    for id in &ids {
+        let plan = wait_final(&a, id).await;
+        assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+        *by.entry(plan.solved_by.unwrap()).or_default() += 1;
+        // Created at version 1, recorded once: a second solve would have moved it further.
+        assert_eq!(f.store.get_plan(id).await.unwrap().unwrap().version, 2);
+    }
+    assert_eq!(by.values().sum::<usize>(), ids.len());
+    assert!(by.keys().all(|n| n == "node-a" || n == "node-b"), "{by:?}");
+    assert!(f.store.queued_plans().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_plan_held_by_a_dead_solver_is_taken_over_when_its_claim_runs_out() {
+    let f = fixture("sqlite::memory:").await;
+    let new = NewPlan {
+        id: "orphan".into(),
+        name: "o".into(),
+        status: "template".into(),
+        request: serde_json::to_value(request("o", template(2))).unwrap(),
+        created_at: f.clock.now(),
+    };
+    f.store.create_plan(&new).await.unwrap();
+    let hold = Duration::from_secs(30);
+    let dead = f.store.claim_plan("dead", f.clock.now(), hold).await;
+    assert_eq!(dead.unwrap().unwrap().plan_id, "orphan");
+    let p = plans(&f).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let waiting = p.get("orphan").await.unwrap().unwrap();
+    assert_eq!(waiting.status, PlanStatus::Template);
+    f.clock.set(f.clock.now() + chrono::TimeDelta::seconds(31));
+    let plan = wait_final(&p, "orphan").await;
+    assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+    assert_eq!(plan.solved_by.as_deref(), Some("local"));
+    assert_eq!(reserved_vcpu(&f, "dfw").await, 2);
+    assert!(f.store.queued_plans().await.unwrap().is_empty());
 }

@@ -1,0 +1,315 @@
+//! Cluster load: N real `berthd` processes on one database (PostgreSQL, or a SQLite file for
+//! the single-daemon default), P partitions (zones, one pool each), C closed-loop clients for
+//! a fixed time. Each client sends its requests round-robin over the daemons and the zones:
+//! mostly Promise `create-reservation`, every `plan_every`-th a HAS plan polled until final.
+//! Reports reservations/s, plans/s, p50/p99 and errors as one JSON line per run.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{Phase, TEMPLATE, Target, phase, wait_ready};
+
+/// The database the daemons share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterDb {
+    /// A new SQLite file in a temporary directory.
+    Sqlite,
+    /// A PostgreSQL URL; each run uses a new schema of it.
+    Postgres {
+        /// `postgres://…`.
+        url: String,
+    },
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    /// The `berthd` binary.
+    pub daemon: PathBuf,
+    /// Daemons started.
+    pub daemons: usize,
+    /// Zones (partitions), one pool each.
+    pub partitions: usize,
+    /// Closed-loop clients.
+    pub clients: usize,
+    /// Length of the measurement.
+    pub seconds: f64,
+    /// Shared database.
+    pub db: ClusterDb,
+    /// Every `plan_every`-th request of a client is a plan (0: no plans).
+    pub plan_every: usize,
+    /// Plan workers per daemon.
+    pub workers: usize,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterReport {
+    /// `sqlite` or `postgres`.
+    pub store: &'static str,
+    /// Daemons.
+    pub daemons: usize,
+    /// Partitions.
+    pub partitions: usize,
+    /// Clients.
+    pub clients: usize,
+    /// Measured seconds.
+    pub seconds: f64,
+    /// Reservations created per second.
+    pub reservations_per_s: f64,
+    /// Reservation latency p50, ms.
+    pub reservation_p50_ms: f64,
+    /// Reservation latency p99, ms.
+    pub reservation_p99_ms: f64,
+    /// Plans accepted and solved per second.
+    pub plans_per_s: f64,
+    /// Plan latency (accept to final), p50, ms.
+    pub plan_p50_ms: f64,
+    /// Plan latency p99, ms.
+    pub plan_p99_ms: f64,
+    /// Failed requests (any non-success answer, transport error, or failed plan).
+    pub errors: usize,
+    /// Cores the machine offers.
+    pub cores: usize,
+}
+
+impl ClusterReport {
+    fn new(opts: &ClusterOptions, res: &Phase, plans: &Phase) -> ClusterReport {
+        ClusterReport {
+            store: match opts.db {
+                ClusterDb::Sqlite => "sqlite",
+                ClusterDb::Postgres { .. } => "postgres",
+            },
+            daemons: opts.daemons,
+            partitions: opts.partitions,
+            clients: opts.clients,
+            seconds: res.seconds,
+            reservations_per_s: res.per_second(),
+            reservation_p50_ms: res.p50_ms,
+            reservation_p99_ms: res.p99_ms,
+            plans_per_s: plans.per_second(),
+            plan_p50_ms: plans.p50_ms,
+            plan_p99_ms: plans.p99_ms,
+            errors: res.errors + plans.errors,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+}
+
+/// The daemons' processes, killed when dropped.
+struct Fleet(Vec<Child>);
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Starts one daemon on a free port; its stderr goes to `berthd-<i>.log` in `dir`.
+fn spawn(
+    opts: &ClusterOptions,
+    dir: &std::path::Path,
+    i: usize,
+    schema: &str,
+) -> Result<(Child, String)> {
+    let port = free_port()?;
+    let mut cmd = Command::new(&opts.daemon);
+    cmd.env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
+        .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
+        .env("BERTH_AUTH_DISABLED", "true")
+        .env("BERTH_LOG", "warn")
+        .env("BERTH_PLAN_NODE", format!("loadtest-{i}"))
+        .env("BERTH_PLAN_WORKERS", opts.workers.max(1).to_string())
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(
+            std::fs::File::create(dir.join(format!("berthd-{i}.log")))
+                .map_or_else(|_| Stdio::null(), Stdio::from),
+        );
+    match &opts.db {
+        ClusterDb::Sqlite => {
+            let url = format!("sqlite://{}", dir.join("berth.db").display());
+            cmd.env("BERTH_DATABASE_URL", url);
+        }
+        ClusterDb::Postgres { url } => {
+            cmd.env("BERTH_DATABASE_URL", url)
+                .env("BERTH_PG_SCHEMA", schema);
+        }
+    }
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", opts.daemon.display()))?;
+    Ok((child, format!("http://127.0.0.1:{port}")))
+}
+
+/// Zone of partition `p`.
+fn zone(p: usize) -> String {
+    format!("zone-{p}")
+}
+
+/// Starts the fleet, grows every zone, runs the clients, stops the fleet.
+pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
+    if opts.daemons == 0 || opts.partitions == 0 || opts.clients == 0 {
+        bail!("daemons, partitions and clients must be at least 1");
+    }
+    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+    // Candidates named after the zones, so plans place demands on the partitions too.
+    let mut inv = String::from("candidates:\n");
+    for p in 0..opts.partitions {
+        inv.push_str(&format!(
+            "  - {{candidate_id: {}, inventory_type: cloud, latitude: {:.1}, longitude: {:.1}, cost: {}}}\n",
+            zone(p),
+            30.0 + (p % 17) as f64,
+            -100.0 + (p % 23) as f64,
+            1 + p % 7
+        ));
+    }
+    std::fs::write(dir.path().join("inventory.yaml"), inv).context("cannot write inventory")?;
+    let schema = format!(
+        "loadtest_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    );
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .pool_max_idle_per_host(opts.clients)
+        .build()?;
+    let target = |base: String| Target {
+        base,
+        token: None,
+        client: client.clone(),
+    };
+    // The first daemon creates the schema; the others start once it is ready.
+    let mut fleet = Fleet(Vec::new());
+    let mut targets = Vec::new();
+    let (child, base) = spawn(opts, dir.path(), 0, &schema)?;
+    fleet.0.push(child);
+    targets.push(target(base));
+    wait_ready(&targets[0]).await?;
+    for i in 1..opts.daemons {
+        let (child, base) = spawn(opts, dir.path(), i, &schema)?;
+        fleet.0.push(child);
+        targets.push(target(base));
+    }
+    for t in &targets[1..] {
+        wait_ready(t).await?;
+    }
+    for p in 0..opts.partitions {
+        let grow = json!({"zone": zone(p), "capacity": {"instances": 1_000_000_000u64}});
+        let r = targets[p % targets.len()]
+            .post("/increase-capacity", &grow)
+            .send()
+            .await?;
+        if !r.status().is_success() {
+            bail!("increase-capacity of {} failed: {}", zone(p), r.status());
+        }
+    }
+    let targets = Arc::new(targets);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(opts.seconds.max(0.1));
+    let mut tasks = Vec::new();
+    for c in 0..opts.clients {
+        let (targets, opts) = (Arc::clone(&targets), opts.clone());
+        tasks.push(tokio::spawn(async move {
+            client_loop(c, &targets, &opts, deadline).await
+        }));
+    }
+    let (mut res, mut res_err, mut plans, mut plan_err) = (Vec::new(), 0, Vec::new(), 0);
+    for t in tasks {
+        let o = t.await.context("a client failed")?;
+        res.extend(o.reservations);
+        res_err += o.reservation_errors;
+        plans.extend(o.plans);
+        plan_err += o.plan_errors;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    drop(fleet);
+    let res = phase("reservations", res, res_err, secs);
+    let plans = phase("plans", plans, plan_err, secs);
+    Ok(ClusterReport::new(opts, &res, &plans))
+}
+
+/// Latencies (ms) and errors of one client.
+#[derive(Default)]
+struct ClientOutcome {
+    reservations: Vec<f64>,
+    reservation_errors: usize,
+    plans: Vec<f64>,
+    plan_errors: usize,
+}
+
+async fn client_loop(
+    c: usize,
+    targets: &[Target],
+    opts: &ClusterOptions,
+    deadline: Instant,
+) -> ClientOutcome {
+    let mut out = ClientOutcome::default();
+    let mut k = c;
+    while Instant::now() < deadline {
+        k += 1;
+        let t = &targets[k % targets.len()];
+        let t0 = Instant::now();
+        if opts.plan_every > 0 && k.is_multiple_of(opts.plan_every) {
+            let body = json!({"name": "load", "template": TEMPLATE, "timeout": 60});
+            let id = match t.post("/v1/plans", &body).send().await {
+                Ok(r) if r.status().as_u16() == 201 => r
+                    .json::<Value>()
+                    .await
+                    .ok()
+                    .and_then(|v| v["id"].as_str().map(str::to_owned)),
+                _ => None,
+            };
+            match id {
+                Some(id) if wait_final(t, &id).await => {
+                    out.plans.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
+                _ => out.plan_errors += 1,
+            }
+        } else {
+            let end = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
+            let body = json!({"zone": zone(k % opts.partitions), "capacity": {"instances": "1"}, "end": end});
+            match t.post("/create-reservation", &body).send().await {
+                Ok(r) if r.status().is_success() => {
+                    out.reservations.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
+                _ => out.reservation_errors += 1,
+            }
+        }
+    }
+    out
+}
+
+/// Polls a plan every 10 ms until it is final; whether it is `done`.
+async fn wait_final(t: &Target, id: &str) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(120) {
+        if let Ok(r) = t.get(&format!("/v1/plans/{id}")).send().await
+            && let Ok(v) = r.json::<Value>().await
+        {
+            match v["plans"][0]["status"].as_str() {
+                Some("done") => return true,
+                Some("not found" | "error") => return false,
+                _ => {}
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}

@@ -1,0 +1,503 @@
+//! `cargo xtask loadtest`: the in-process load test (no arguments, or berth-loadtest's own), or
+//! cluster runs — N `berthd` processes on one database (`--daemons N --partitions P --clients C
+//! --seconds S --store sqlite|postgres`) — and `--sweep`, which runs N in {1, 2, 4} with P = N
+//! and P > N on PostgreSQL plus the single-daemon SQLite default, and writes docs/scaling.csv
+//! and the plot docs/scaling.svg.
+//!
+//! PostgreSQL comes from `BERTH_LOADTEST_PG_URL`, else a throwaway cluster started with
+//! `.ci/postgres.sh` (stopped and deleted afterwards).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::{cargo, root, run};
+
+/// Flags this command reads itself; everything else goes to berth-loadtest.
+struct Flags {
+    sweep: bool,
+    store: Option<String>,
+    daemons: Option<usize>,
+    seconds: Option<f64>,
+    clients: Option<usize>,
+    rest: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Flags> {
+    let mut f = Flags {
+        sweep: false,
+        store: None,
+        daemons: None,
+        seconds: None,
+        clients: None,
+        rest: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .with_context(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "--sweep" => f.sweep = true,
+            "--store" => f.store = Some(value("--store")?),
+            "--daemons" => {
+                let v = value("--daemons")?;
+                f.daemons = Some(v.parse().with_context(|| format!("--daemons `{v}`"))?);
+            }
+            "--seconds" => {
+                let v = value("--seconds")?;
+                f.seconds = Some(v.parse().with_context(|| format!("--seconds `{v}`"))?);
+            }
+            "--clients" => {
+                let v = value("--clients")?;
+                f.clients = Some(v.parse().with_context(|| format!("--clients `{v}`"))?);
+            }
+            _ => f.rest.push(a.clone()),
+        }
+    }
+    Ok(f)
+}
+
+pub fn loadtest(args: &[String]) -> Result<()> {
+    let f = parse(args)?;
+    // Both binaries: cluster runs and `--overload` start real `berthd` processes.
+    let mut b = cargo();
+    b.args(["build", "--release", "-p", "berthd", "--bins"]);
+    run("cargo build --release -p berthd", b)?;
+    if f.sweep {
+        return sweep(&f);
+    }
+    if f.daemons.is_none() && f.store.is_none() {
+        let mut l = loadtest_cmd();
+        if let Some(c) = f.clients {
+            l.args(["--clients", &c.to_string()]);
+        } else if f.rest.is_empty() {
+            l.args(["--clients", "64"]);
+        }
+        if let Some(s) = f.seconds {
+            l.args(["--seconds", &s.to_string()]);
+        }
+        l.args(&f.rest);
+        return run("berth-loadtest", l);
+    }
+    let store = f.store.clone().unwrap_or_else(|| "postgres".to_owned());
+    let pg = if store == "postgres" {
+        Some(Postgres::get()?)
+    } else {
+        None
+    };
+    let r = cluster_run(
+        &store,
+        pg.as_ref(),
+        f.daemons.unwrap_or(1),
+        f.clients.unwrap_or(32),
+        f.seconds.unwrap_or(10.0),
+        &f.rest,
+    )?;
+    println!("{}", table(&[r]));
+    Ok(())
+}
+
+fn loadtest_cmd() -> Command {
+    let mut l = cargo();
+    l.args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "berthd",
+        "--bin",
+        "berth-loadtest",
+        "--",
+    ]);
+    l
+}
+
+/// One cluster run; its JSON report.
+fn cluster_run(
+    store: &str,
+    pg: Option<&Postgres>,
+    daemons: usize,
+    clients: usize,
+    seconds: f64,
+    extra: &[String],
+) -> Result<Value> {
+    let mut l = loadtest_cmd();
+    l.args(["--daemons", &daemons.to_string()])
+        .args(["--clients", &clients.to_string()])
+        .args(["--seconds", &seconds.to_string()])
+        .args(["--store", store]);
+    if let Some(pg) = pg {
+        l.args(["--pg-url", &pg.url]);
+    }
+    l.args(extra);
+    let shown: Vec<String> = extra.to_vec();
+    eprintln!(
+        "\n==> berth-loadtest --store {store} --daemons {daemons} --clients {clients} --seconds {seconds} {}",
+        shown.join(" ")
+    );
+    let out = l.output().context("cannot run berth-loadtest")?;
+    if !out.status.success() {
+        bail!(
+            "berth-loadtest failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .context("berth-loadtest printed no report")?;
+    let v: Value = serde_json::from_str(line).context("unreadable berth-loadtest report")?;
+    eprintln!("{line}");
+    Ok(v)
+}
+
+/// A PostgreSQL to run on: `BERTH_LOADTEST_PG_URL`, or a throwaway cluster stopped on drop.
+struct Postgres {
+    url: String,
+    dir: Option<String>,
+}
+
+impl Postgres {
+    fn get() -> Result<Postgres> {
+        if let Ok(url) = std::env::var("BERTH_LOADTEST_PG_URL")
+            && !url.is_empty()
+        {
+            return Ok(Postgres { url, dir: None });
+        }
+        let out = Command::new("bash")
+            .arg(".ci/postgres.sh")
+            .arg("start")
+            .current_dir(root())
+            // A cluster of its own, never one the caller's shell points at.
+            .env_remove("BERTH_TEST_POSTGRES_DIR")
+            .output()
+            .context("cannot run .ci/postgres.sh")?;
+        if !out.status.success() {
+            bail!(
+                ".ci/postgres.sh start failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let var = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+                .map(|v| v.trim_matches('\'').to_owned())
+        };
+        let url = var("BERTH_TEST_POSTGRES_URL").context("no URL from .ci/postgres.sh")?;
+        let dir = var("BERTH_TEST_POSTGRES_DIR");
+        Ok(Postgres { url, dir })
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = Command::new("bash")
+                .arg(".ci/postgres.sh")
+                .arg("stop")
+                .arg(dir)
+                .current_dir(root())
+                .status();
+        }
+    }
+}
+
+/// `(daemons, partitions)` of the PostgreSQL sweep: P = N, then more partitions than daemons.
+const SWEEP: [(usize, usize); 6] = [(1, 1), (2, 2), (4, 4), (1, 8), (2, 8), (4, 8)];
+
+fn sweep(f: &Flags) -> Result<()> {
+    let seconds = f.seconds.unwrap_or(10.0);
+    let clients = f.clients.unwrap_or(32);
+    let mut rows = Vec::new();
+    let sqlite_extra = [f.rest.clone(), vec!["--partitions".into(), "1".into()]].concat();
+    rows.push(cluster_run(
+        "sqlite",
+        None,
+        1,
+        clients,
+        seconds,
+        &sqlite_extra,
+    )?);
+    let pg = Postgres::get()?;
+    for (n, p) in SWEEP {
+        let extra = [f.rest.clone(), vec!["--partitions".into(), p.to_string()]].concat();
+        rows.push(cluster_run(
+            "postgres",
+            Some(&pg),
+            n,
+            clients,
+            seconds,
+            &extra,
+        )?);
+    }
+    drop(pg);
+    let docs = root().join("docs");
+    write(&docs.join("scaling.csv"), &csv(&rows))?;
+    write(&docs.join("scaling.svg"), &svg(&rows))?;
+    println!("{}", table(&rows));
+    eprintln!("loadtest: wrote docs/scaling.csv and docs/scaling.svg");
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+const COLUMNS: [&str; 13] = [
+    "store",
+    "daemons",
+    "partitions",
+    "clients",
+    "seconds",
+    "reservations_per_s",
+    "reservation_p50_ms",
+    "reservation_p99_ms",
+    "plans_per_s",
+    "plan_p50_ms",
+    "plan_p99_ms",
+    "errors",
+    "cores",
+];
+
+fn cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() => format!("{x:.2}"),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn csv(rows: &[Value]) -> String {
+    let mut out = COLUMNS.join(",");
+    out.push('\n');
+    for r in rows {
+        let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&r[*c])).collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// A Markdown table of the runs.
+fn table(rows: &[Value]) -> String {
+    let mut out = String::from(
+        "| store | daemons | partitions | clients | reservations/s | p50 ms | p99 ms | plans/s | plan p50 ms | plan p99 ms | errors |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0} | {} |",
+            cell(&r["store"]),
+            cell(&r["daemons"]),
+            cell(&r["partitions"]),
+            cell(&r["clients"]),
+            f("reservations_per_s"),
+            f("reservation_p50_ms"),
+            f("reservation_p99_ms"),
+            f("plans_per_s"),
+            f("plan_p50_ms"),
+            f("plan_p99_ms"),
+            cell(&r["errors"]),
+        );
+    }
+    out
+}
+
+/// Reservations/s (left) and plans/s (right) against daemons, one line per partition layout
+/// (P = N, P = 8) on PostgreSQL, the single-daemon SQLite run as a marked point.
+fn svg(rows: &[Value]) -> String {
+    let (w, h) = (760.0, 360.0);
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n"
+    );
+    let cores = rows.first().and_then(|r| r["cores"].as_u64()).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">berthd scaling on one PostgreSQL ({cores} cores; see docs/scaling.md)</text>",
+        w / 2.0
+    );
+    for (i, (key, title)) in [
+        ("reservations_per_s", "reservations/s"),
+        ("plans_per_s", "plans/s"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        panel(&mut out, rows, key, title, 60.0 + i as f64 * 370.0);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// A plotted line: label, colour, which runs it takes.
+type Series = (&'static str, &'static str, fn(&Value) -> bool);
+
+fn panel(out: &mut String, rows: &[Value], key: &str, title: &str, x0: f64) {
+    let (pw, ph, y0) = (290.0, 250.0, 50.0);
+    let get = |r: &Value, k: &str| r[k].as_f64().unwrap_or(0.0);
+    let top = rows
+        .iter()
+        .map(|r| get(r, key))
+        .fold(0.0, f64::max)
+        .max(1.0)
+        * 1.1;
+    let xs = |n: f64| x0 + (n - 1.0) / 3.0 * pw;
+    let ys = |v: f64| y0 + ph - v / top * ph;
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{title}</text>",
+        x0 + pw / 2.0,
+        y0 - 8.0
+    );
+    let _ = writeln!(
+        out,
+        "<path d=\"M{x0},{y0} V{} H{}\" fill=\"none\" stroke=\"black\"/>",
+        y0 + ph,
+        x0 + pw
+    );
+    for n in [1.0, 2.0, 4.0] {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{n}</text>",
+            xs(n),
+            y0 + ph + 16.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">daemons</text>",
+        x0 + pw / 2.0,
+        y0 + ph + 32.0
+    );
+    for i in 0..=4 {
+        let v = top / 1.1 * f64::from(i) / 4.0;
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{v:.0}</text><path d=\"M{x0},{} h{pw}\" stroke=\"#ddd\"/>",
+            x0 - 4.0,
+            ys(v) + 4.0,
+            ys(v)
+        );
+    }
+    let series: [Series; 2] = [
+        ("P = N", "#1f77b4", |r: &Value| {
+            r["daemons"] == r["partitions"]
+        }),
+        ("P = 8", "#d62728", |r: &Value| {
+            r["partitions"].as_u64() == Some(8)
+        }),
+    ];
+    for (i, (label, color, pick)) in series.iter().enumerate() {
+        let mut pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r["store"] == "postgres" && pick(r))
+            .map(|r| (get(r, "daemons"), get(r, key)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = pts
+            .iter()
+            .map(|(n, v)| format!("{:.1},{:.1}", xs(*n), ys(*v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>",
+            path.join(" ")
+        );
+        for (n, v) in &pts {
+            let _ = writeln!(
+                out,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>",
+                xs(*n),
+                ys(*v)
+            );
+        }
+        let ly = y0 + 12.0 + i as f64 * 16.0;
+        let _ = writeln!(
+            out,
+            "<path d=\"M{},{ly} h18\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">PostgreSQL, {label}</text>",
+            x0 + pw - 130.0,
+            x0 + pw - 108.0,
+            ly + 4.0
+        );
+    }
+    if let Some(r) = rows.iter().find(|r| r["store"] == "sqlite") {
+        let (cx, cy) = (xs(get(r, "daemons")), ys(get(r, key)));
+        let ly = y0 + 44.0;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"7\" height=\"7\" fill=\"#2ca02c\"/><rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\" fill=\"#2ca02c\"/><text x=\"{}\" y=\"{}\">SQLite, 1 daemon</text>",
+            cx - 3.5,
+            cy - 3.5,
+            x0 + pw - 124.0,
+            ly - 3.0,
+            x0 + pw - 108.0,
+            ly + 4.0
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(store: &str, n: u64, p: u64, rps: f64) -> Value {
+        serde_json::json!({"store": store, "daemons": n, "partitions": p, "clients": 8, "seconds": 10.0,
+            "reservations_per_s": rps, "reservation_p50_ms": 1.5, "reservation_p99_ms": 9.25,
+            "plans_per_s": rps / 10.0, "plan_p50_ms": 20.0, "plan_p99_ms": 80.0, "errors": 0, "cores": 2})
+    }
+
+    #[test]
+    fn csv_has_a_header_and_one_line_per_run() {
+        let rows = [row("sqlite", 1, 1, 100.0), row("postgres", 2, 8, 250.5)];
+        let text = csv(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], COLUMNS.join(","));
+        assert_eq!(
+            lines[2],
+            "postgres,2,8,8,10.00,250.50,1.50,9.25,25.05,20.00,80.00,0,2"
+        );
+        assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn the_plot_has_both_series_and_the_sqlite_point() {
+        let rows = [
+            row("sqlite", 1, 1, 100.0),
+            row("postgres", 1, 1, 80.0),
+            row("postgres", 2, 2, 150.0),
+            row("postgres", 4, 8, 200.0),
+        ];
+        let s = svg(&rows);
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        assert_eq!(s.matches("<polyline").count(), 4);
+        assert!(s.contains("PostgreSQL, P = N") && s.contains("SQLite, 1 daemon"));
+        assert!(s.contains("2 cores"));
+    }
+
+    #[test]
+    fn flags_are_split_from_the_rest() {
+        let args: Vec<String> = ["--daemons", "2", "--partitions", "4", "--store", "sqlite"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let f = parse(&args).unwrap();
+        assert_eq!(f.daemons, Some(2));
+        assert_eq!(f.store.as_deref(), Some("sqlite"));
+        assert_eq!(f.rest, ["--partitions", "4"]);
+        assert!(parse(&["--daemons".to_owned()]).is_err());
+    }
+}
