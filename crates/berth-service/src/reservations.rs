@@ -671,7 +671,17 @@ impl ReservationService {
         if seq != before || !events.is_empty() {
             self.core.announce(Change::Calendar { seq });
         }
-        self.core.notifier.send_all(notes);
+        // In a cluster every daemon's timer sees the same events; the lease holder alone
+        // delivers their webhooks, so each goes out once.
+        if self
+            .core
+            .opts
+            .ownership
+            .as_ref()
+            .is_none_or(|o| o.token().is_some())
+        {
+            self.core.notifier.send_all(notes);
+        }
         Ok(r)
     }
 
