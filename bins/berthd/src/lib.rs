@@ -4,6 +4,7 @@
 /// The configuration schema lives in `berth-config`, shared with `berth doctor`.
 pub use berth_config as config;
 mod conn;
+pub mod forward;
 pub mod loadtest;
 pub mod probe;
 pub mod tls;
@@ -15,8 +16,8 @@ use anyhow::{Context, Result};
 use berth_calendar::{Amounts, CapacityChange, Command, PoolKey};
 use berth_inventory::{AttrValue, Inventory, StaticProvider};
 use berth_service::{
-    Notifier, NotifyConfig, PlanConfig, PlanService, ProviderFlavor, ProviderInfo,
-    ReservationOptions, ReservationService, SystemClock, WallClock,
+    Notifier, NotifyConfig, Ownership, OwnershipOptions, PlanConfig, PlanService, ProviderFlavor,
+    ProviderInfo, ReservationOptions, ReservationService, SystemClock, WallClock,
 };
 
 pub use config::Config;
@@ -199,6 +200,10 @@ pub async fn serve(
         .ok();
     let store_options = berth_store::StoreOptions {
         pg_schema: cfg.pg_schema.clone(),
+        pg_isolation: match cfg.cluster.isolation {
+            config::Isolation::ReadCommitted => berth_store::Isolation::ReadCommitted,
+            config::Isolation::Serializable => berth_store::Isolation::Serializable,
+        },
         ..berth_store::StoreOptions::default()
     };
     let store = berth_store::open_with(&cfg.database_url, &store_options)
@@ -216,6 +221,16 @@ pub async fn serve(
     };
     check_stored_credentials(&*store, key.as_ref()).await?;
     let clock: Arc<dyn WallClock> = Arc::new(SystemClock);
+    let ownership = cluster_ownership(&cfg, &store, &clock, listener.as_ref());
+    if let Some(o) = &ownership {
+        // Before seeding: the lease holder seeds, the others find it seeded.
+        match o.refresh().await {
+            Ok(owner) => {
+                tracing::info!(node = %o.options().node_id, owner = ?owner, "cluster lease read")
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot read the calendar's lease yet"),
+        }
+    }
     let opts = ReservationOptions {
         stream: cfg.stream.clone(),
         policy: cfg.policy.clone().unwrap_or_default(),
@@ -223,10 +238,12 @@ pub async fn serve(
         max_batch: cfg.journal.max_batch.max(1),
         snapshot_every: cfg.journal.snapshot_every,
         static_providers: vec![inventory_provider(&inventory)],
+        ownership: ownership.clone(),
     };
     let reservations =
         ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier).await?;
-    if cfg.seed_capacity && reservations.seq().await == 0 && !seed.is_empty() {
+    let writes_here = ownership.as_ref().is_none_or(|o| o.token().is_some());
+    if cfg.seed_capacity && writes_here && reservations.seq().await == 0 && !seed.is_empty() {
         let n = seed.len();
         // Once per database: of daemons starting together on an empty one, one seeds it.
         let applied = reservations
@@ -261,6 +278,7 @@ pub async fn serve(
     )
     .await?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let leases = ownership.as_ref().map(|o| o.spawn(stop_rx.clone()));
     let timer = reservations.spawn_timer(Duration::from_secs(1), stop_rx);
     let api = berth_api::ApiConfig {
         auth,
@@ -274,12 +292,22 @@ pub async fn serve(
         shutdown.await;
         let _ = streams_stop.send(true);
     };
-    let app = berth_api::router(
+    let request_timeout = api.request_timeout;
+    let body_limit = api.body_limit;
+    let mut app = berth_api::router(
         berth_api::AppState::new(Arc::clone(&reservations), plans, metrics)
             .with_placement_site(site)
             .with_stop(streams_stopped),
         api,
     );
+    if let Some(o) = &ownership {
+        let forwarder = forward::Forwarder::new(Arc::clone(o), request_timeout, body_limit)
+            .context("cannot start request forwarding")?;
+        app = app.layer(axum::middleware::from_fn_with_state(
+            forwarder,
+            forward::forward,
+        ));
+    }
     let listener = match listener {
         Some(l) => l,
         None => tokio::net::TcpListener::bind(cfg.listen)
@@ -303,16 +331,62 @@ pub async fn serve(
         }
     }
     tracing::info!("shutting down");
-    let _ = stop_tx.send(true);
-    let _ = timer.await;
     // The next start restores this and replays nothing; failing it only costs a longer replay.
+    // Written before the lease is released below: only the holder writes the stream.
     match reservations.snapshot().await {
         Ok(Some(seq)) => tracing::info!(seq, "calendar snapshot written"),
         Ok(None) => {}
         Err(e) => tracing::warn!(error = %e, "cannot write a calendar snapshot at shutdown"),
     }
+    let _ = stop_tx.send(true);
+    let _ = timer.await;
+    if let Some(leases) = leases {
+        let _ = leases.await;
+    }
     store.close().await.context("cannot close the store")?;
     Ok(())
+}
+
+/// The calendar's lease view when `[cluster]` is enabled: node id `<host>-<pid>` and URL
+/// `http(s)://<listen address>` unless configured.
+fn cluster_ownership(
+    cfg: &Config,
+    store: &Arc<dyn berth_store::Store>,
+    clock: &Arc<dyn WallClock>,
+    listener: Option<&tokio::net::TcpListener>,
+) -> Option<Arc<Ownership>> {
+    if !cfg.cluster.enabled {
+        return None;
+    }
+    let node_id = cfg.cluster.node_id.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname")
+            .ok()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "berthd".to_owned());
+        format!("{host}-{}", std::process::id())
+    });
+    let advertise_url = cfg.cluster.advertise_url.clone().unwrap_or_else(|| {
+        let addr = listener
+            .and_then(|l| l.local_addr().ok())
+            .unwrap_or(cfg.listen);
+        let scheme = if cfg.server.tls_cert.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{addr}")
+    });
+    Some(Ownership::new(
+        Arc::clone(store),
+        Arc::clone(clock),
+        OwnershipOptions {
+            lease: cfg.stream.clone(),
+            node_id,
+            advertise_url,
+            lease_time: Duration::from_secs(cfg.cluster.lease_secs.max(1)),
+        },
+    ))
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -104,6 +104,8 @@ pub struct Config {
     pub policy: Option<berth_calendar::Policy>,
     /// Log filter (`info`, `berth=debug`, ...) and format.
     pub log: Log,
+    /// Several daemons on one database: the calendar's lease, forwarding, failover.
+    pub cluster: Cluster,
 }
 
 /// Listener settings.
@@ -236,6 +238,48 @@ impl Default for Journal {
     }
 }
 
+/// Cluster settings: daemons sharing one database (PostgreSQL, or CockroachDB/YugabyteDB over
+/// its wire protocol) take the calendar's lease to write it, and forward writes to its holder.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Cluster {
+    /// Take part in a cluster. Off (the default): this daemon writes without a lease, as the
+    /// only daemon of its database.
+    pub enabled: bool,
+    /// This daemon's name in leases; unique per process (`<host>-<pid>` when absent).
+    pub node_id: Option<String>,
+    /// Base URL other daemons forward writes to (`http://<listen>` when absent).
+    pub advertise_url: Option<String>,
+    /// Seconds a lease lasts unless renewed (the holder renews every third of it): about how
+    /// long writes wait when the holder dies.
+    pub lease_secs: u64,
+    /// Isolation of PostgreSQL write transactions.
+    pub isolation: Isolation,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Cluster {
+            enabled: false,
+            node_id: None,
+            advertise_url: None,
+            lease_secs: 3,
+            isolation: Isolation::ReadCommitted,
+        }
+    }
+}
+
+/// Isolation level of the store's PostgreSQL write transactions.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// Enough for every path (compare-and-set rows, primary keys, lease row locks).
+    #[default]
+    ReadCommitted,
+    /// What CockroachDB and YugabyteDB run; aborted transactions are retried.
+    Serializable,
+}
+
 /// Log settings.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -274,6 +318,7 @@ impl Default for Config {
             journal: Journal::default(),
             policy: None,
             log: Log::default(),
+            cluster: Cluster::default(),
         }
     }
 }
@@ -416,6 +461,37 @@ impl Config {
                 message: "[plans] claim_secs is 0; expected at least 1 second".into(),
             });
         }
+        if let Some(v) = env("BERTH_CLUSTER") {
+            c.cluster.enabled = matches!(v.as_str(), "1" | "true" | "yes");
+        }
+        if let Some(v) = env("BERTH_NODE_ID") {
+            c.cluster.node_id = Some(v);
+        }
+        if let Some(v) = env("BERTH_ADVERTISE_URL") {
+            c.cluster.advertise_url = Some(v);
+        }
+        if let Some(v) = env("BERTH_LEASE_SECS") {
+            c.cluster.lease_secs = num("BERTH_LEASE_SECS", v)?;
+        }
+        if let Some(v) = env("BERTH_PG_ISOLATION") {
+            c.cluster.isolation = match v.as_str() {
+                "read-committed" => Isolation::ReadCommitted,
+                "serializable" => Isolation::Serializable,
+                _ => {
+                    return Err(ConfigError::Env {
+                        var: "BERTH_PG_ISOLATION",
+                        value: v,
+                        expected: "is not one of read-committed, serializable",
+                    });
+                }
+            };
+        }
+        if c.cluster.lease_secs == 0 {
+            return Err(ConfigError::Invalid {
+                field: "cluster.lease_secs",
+                message: "[cluster] lease_secs is 0; expected at least 1 second".into(),
+            });
+        }
         if c.server.tls_cert.is_some() != c.server.tls_key.is_some() {
             return Err(ConfigError::Invalid {
                 field: "server.tls_key",
@@ -535,6 +611,58 @@ mod tests {
             [("v", true), ("a", false), ("ro", true)]
         );
         assert_eq!(Config::load(None, |_| None).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn cluster_settings_from_file_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.toml");
+        std::fs::write(
+            &f,
+            "[cluster]\nenabled = true\nnode_id = \"a\"\nlease_secs = 5\nisolation = \"serializable\"\n",
+        )
+        .unwrap();
+        let c = Config::load(Some(&f), |_| None).unwrap();
+        assert_eq!(
+            c.cluster,
+            Cluster {
+                enabled: true,
+                node_id: Some("a".into()),
+                advertise_url: None,
+                lease_secs: 5,
+                isolation: Isolation::Serializable,
+            }
+        );
+        let env = |k: &str| match k {
+            "BERTH_NODE_ID" => Some("b".to_owned()),
+            "BERTH_ADVERTISE_URL" => Some("http://10.0.0.2:8091".to_owned()),
+            "BERTH_LEASE_SECS" => Some("2".to_owned()),
+            "BERTH_PG_ISOLATION" => Some("read-committed".to_owned()),
+            _ => None,
+        };
+        let c = Config::load(Some(&f), env).unwrap();
+        assert_eq!(c.cluster.node_id.as_deref(), Some("b"));
+        assert_eq!(
+            c.cluster.advertise_url.as_deref(),
+            Some("http://10.0.0.2:8091")
+        );
+        assert_eq!(
+            (c.cluster.lease_secs, c.cluster.isolation),
+            (2, Isolation::ReadCommitted)
+        );
+        let e = Config::load(None, |k| {
+            (k == "BERTH_PG_ISOLATION").then(|| "snapshot".into())
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "BERTH_PG_ISOLATION `snapshot` is not one of read-committed, serializable"
+        );
+        let e = Config::load(None, |k| (k == "BERTH_LEASE_SECS").then(|| "0".into())).unwrap_err();
+        assert!(e.to_string().contains("expected at least 1 second"), "{e}");
+        std::fs::write(&f, "[cluster]\nisolation = \"snapshot\"\n").unwrap();
+        let e = Config::load(Some(&f), |_| None).unwrap_err().to_string();
+        assert!(e.contains("cluster.isolation (2:13)"), "{e}");
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //!   after a restart; a template's `reservations` are made in one all-or-nothing batch.
 //! - [`Change`]: what changed, broadcast to live views by
 //!   [`ReservationService::changes`] (calendar commits and timer events, plan changes).
+//! - [`Ownership`]: in a cluster, the calendar stream's lease (`berth_store::Lease`): its
+//!   holder alone commits, every commit fenced by its token; the others forward writes to it
+//!   and take the lease when it lapses (an owner that died), within the lease time.
 //! - [`Notifier`]: webhook POSTs with bounded retries and exponential backoff; `https://`
 //!   callbacks verified by rustls (built-in roots plus an optional CA file), `http://` refused
 //!   when `require_https` is set.
@@ -38,12 +41,14 @@
 mod changes;
 mod error;
 mod notify;
+mod ownership;
 mod plans;
 mod reservations;
 
 pub use changes::Change;
 pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
+pub use ownership::{Owner, Ownership, OwnershipOptions};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
 pub use reservations::{
     Committed, DEFAULT_PROVIDER, IdempotencyKey, ManualClock, ProviderFlavor, ProviderInfo,

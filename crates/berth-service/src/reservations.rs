@@ -261,6 +261,9 @@ pub struct ReservationOptions {
     /// Providers the daemon knows from its configuration or inventory (besides
     /// [`DEFAULT_PROVIDER`] and those registered with `add-provider`), with their flavors.
     pub static_providers: Vec<ProviderInfo>,
+    /// In a cluster: the stream's lease (named after the stream). Only its holder commits,
+    /// each commit fenced by its token; `None` (one daemon per database) writes unfenced.
+    pub ownership: Option<Arc<crate::ownership::Ownership>>,
 }
 
 impl Default for ReservationOptions {
@@ -272,6 +275,7 @@ impl Default for ReservationOptions {
             max_batch: 512,
             snapshot_every: 10_000,
             static_providers: Vec::new(),
+            ownership: None,
         }
     }
 }
@@ -667,7 +671,17 @@ impl ReservationService {
         if seq != before || !events.is_empty() {
             self.core.announce(Change::Calendar { seq });
         }
-        self.core.notifier.send_all(notes);
+        // In a cluster every daemon's timer sees the same events; the lease holder alone
+        // delivers their webhooks, so each goes out once.
+        if self
+            .core
+            .opts
+            .ownership
+            .as_ref()
+            .is_none_or(|o| o.token().is_some())
+        {
+            self.core.notifier.send_all(notes);
+        }
         Ok(r)
     }
 
@@ -738,6 +752,12 @@ impl ReservationService {
     /// sequence number it covers, or `None` when the stream is empty. An unlogged advance is
     /// logged first, so the snapshot equals a replay of the log up to that number.
     pub async fn snapshot(&self) -> Result<Option<u64>, ServiceError> {
+        if let Some(o) = &self.core.opts.ownership
+            && o.token().is_none()
+        {
+            // Only the lease holder writes the stream (its advance) and its snapshots.
+            return Ok(None);
+        }
         let mut inner = self.core.inner.lock().await;
         self.core.catch_up(&mut inner).await?;
         self.core.log_advance(&mut inner).await?;

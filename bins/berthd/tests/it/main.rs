@@ -13,6 +13,7 @@ mod console;
 mod db;
 #[cfg(berth_test_mount)]
 mod diskfull;
+mod failover;
 mod healthcheck;
 mod hostile;
 mod kills;

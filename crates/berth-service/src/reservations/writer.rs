@@ -15,7 +15,8 @@ use std::sync::atomic::Ordering;
 
 use berth_calendar::{Calendar, CalendarError, Command, LogEntry, Outcome};
 use berth_store::{
-    Append, BatchOutcome, IdempotencyRecord, IdempotentResponse, RecordKind, StoreError, WriteBatch,
+    Append, BatchOutcome, Fence, IdempotencyRecord, IdempotentResponse, RecordKind, StoreError,
+    WriteBatch,
 };
 use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, oneshot};
@@ -97,6 +98,14 @@ impl Core {
             k
         };
         for attempt in 1..=MAX_ATTEMPTS {
+            // In a cluster only the lease holder writes, and every commit carries its token.
+            let token = match &self.opts.ownership {
+                None => None,
+                Some(o) => match o.token() {
+                    Some(t) => Some(t),
+                    None => return fail(not_owner(o)),
+                },
+            };
             if let Err(e) = self.catch_up(inner).await {
                 return fail(e);
             }
@@ -189,6 +198,10 @@ impl Core {
                 return (answers(verdicts), inner.notifications(&events));
             }
             let expected = inner.seq;
+            let fence = token.map(|token| Fence {
+                lease: &self.opts.stream,
+                token,
+            });
             let written = self
                 .store
                 .write(WriteBatch {
@@ -198,6 +211,7 @@ impl Core {
                         entries: &entries,
                     }),
                     remember: &remember,
+                    fences: fence.as_slice(),
                     ..WriteBatch::default()
                 })
                 .await;
@@ -226,6 +240,18 @@ impl Core {
                         return fail(e);
                     }
                 }
+                Err(StoreError::Fenced { token, .. }) => {
+                    // Another daemon took the lease: nothing was written; it answers now.
+                    metrics::counter!("berth_fenced_commits_total").increment(1);
+                    self.recover(inner).await;
+                    return match &self.opts.ownership {
+                        Some(o) => {
+                            o.lost(token);
+                            fail(not_owner(o))
+                        }
+                        None => fail(ServiceError::store("fenced commit without a lease")),
+                    };
+                }
                 Ok(BatchOutcome::Replayed(_)) => {
                     self.recover(inner).await;
                     return fail(ServiceError::store("unexpected idempotent replay"));
@@ -243,6 +269,21 @@ impl Core {
             stream: self.opts.stream.clone(),
             attempts: MAX_ATTEMPTS,
         })
+    }
+}
+
+/// The answer of a daemon that does not hold the stream's lease (a 503: retry, or send the
+/// request to the holder; berthd forwards it there itself).
+fn not_owner(o: &crate::ownership::Ownership) -> ServiceError {
+    let holder = match o.owner() {
+        crate::ownership::Owner::Other { node, url } => format!("`{node}` at {url} holds it"),
+        _ => "its holder is not known yet".to_owned(),
+    };
+    ServiceError::Unavailable {
+        message: format!(
+            "this daemon does not hold the lease of calendar stream `{}`; {holder}; expected the request at the holder, retry shortly",
+            o.options().lease
+        ),
     }
 }
 

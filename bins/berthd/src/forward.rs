@@ -1,0 +1,140 @@
+//! Forwarding in a cluster: a daemon that does not hold the calendar's lease sends each write
+//! (any method but GET, HEAD, OPTIONS) to the holder's advertised URL and relays the answer,
+//! so clients need not know which daemon writes. Credentials travel with the request (the
+//! holder checks them); a forwarded request carries `x-berth-forwarded-by` and is never
+//! forwarded again, so a stale view cannot bounce a request around.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use berth_service::{Owner, Ownership};
+
+/// Marks a forwarded request (value: the forwarding node's id).
+pub const FORWARDED_BY: &str = "x-berth-forwarded-by";
+
+/// What the forwarding layer needs.
+pub struct Forwarder {
+    ownership: Arc<Ownership>,
+    client: reqwest::Client,
+    body_limit: usize,
+}
+
+impl Forwarder {
+    /// Forwards with `timeout` per request and bodies up to `body_limit` bytes.
+    pub fn new(
+        ownership: Arc<Ownership>,
+        timeout: Duration,
+        body_limit: usize,
+    ) -> anyhow::Result<Arc<Forwarder>> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(2))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Arc::new(Forwarder {
+            ownership,
+            client,
+            body_limit,
+        }))
+    }
+}
+
+/// The middleware: serve here (reads, this daemon holds the lease, or the holder is unknown —
+/// then the service answers 503), or relay to the holder.
+pub async fn forward(State(f): State<Arc<Forwarder>>, req: Request, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
+        || req.headers().contains_key(FORWARDED_BY)
+    {
+        return next.run(req).await;
+    }
+    let Owner::Other { node, url } = f.ownership.owner() else {
+        return next.run(req).await;
+    };
+    metrics::counter!("berth_forwarded_requests_total").increment(1);
+    match relay(&f, &url, req).await {
+        Ok(resp) => resp,
+        Err(why) => {
+            tracing::warn!(owner = %node, url = %url, error = %why, "cannot forward a write to the lease holder");
+            unavailable(&format!(
+                "the calendar's lease holder `{node}` cannot be reached ({why}); retry shortly"
+            ))
+        }
+    }
+}
+
+async fn relay(f: &Forwarder, base: &str, req: Request) -> Result<Response, String> {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, f.body_limit)
+        .await
+        .map_err(|e| format!("cannot read the request body: {e}"))?;
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let target = format!("{}{path}", base.trim_end_matches('/'));
+    let mut headers = HeaderMap::new();
+    for (k, v) in &parts.headers {
+        if !hop_by_hop(k) && k != header::HOST && k != header::CONTENT_LENGTH {
+            headers.append(k.clone(), v.clone());
+        }
+    }
+    let me = f.ownership.options().node_id.clone();
+    if let Ok(v) = HeaderValue::from_str(&me) {
+        headers.insert(HeaderName::from_static(FORWARDED_BY), v);
+    }
+    let resp = f
+        .client
+        .request(parts.method, target)
+        .headers(headers)
+        .body(bytes)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = resp.status();
+    let mut out_headers = HeaderMap::new();
+    for (k, v) in resp.headers() {
+        if !hop_by_hop(k) && k != header::CONTENT_LENGTH {
+            out_headers.append(k.clone(), v.clone());
+        }
+    }
+    let body = resp.bytes().await.map_err(|e| e.to_string())?;
+    let mut out = Response::new(Body::from(body));
+    *out.status_mut() = status;
+    *out.headers_mut() = out_headers;
+    Ok(out)
+}
+
+/// Headers that belong to one connection, not to the request.
+fn hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+    )
+}
+
+fn unavailable(detail: &str) -> Response {
+    let body = serde_json::json!({
+        "type": "about:blank",
+        "title": "Service Unavailable",
+        "status": 503,
+        "detail": detail,
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::CONTENT_TYPE, "application/problem+json"),
+            (header::RETRY_AFTER, "1"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
+}
