@@ -260,10 +260,15 @@ pub async fn serve(
         workers: cfg.plans.workers.max(1),
         default_timeout: cfg.plans.default_timeout_secs,
         max_timeout: cfg.plans.max_timeout_secs,
-        node: cfg.plans.node.clone().unwrap_or_else(|| {
-            let listen = listener.as_ref().and_then(|l| l.local_addr().ok());
-            default_node(listen.unwrap_or(cfg.listen))
-        }),
+        node: cfg
+            .plans
+            .node
+            .clone()
+            .or_else(|| cfg.cluster.node_id.clone())
+            .unwrap_or_else(|| {
+                let listen = listener.as_ref().and_then(|l| l.local_addr().ok());
+                default_node(listen.unwrap_or(cfg.listen))
+            }),
         claim_secs: cfg.plans.claim_secs.max(1),
         ..PlanConfig::default()
     };

@@ -202,7 +202,8 @@ pub struct Plans {
     /// mid-solve is taken over by another daemon after this long. At least 1.
     pub claim_secs: u64,
     /// This daemon's name in the plan queue (claim owner, a plan's `solved_by`); unique among
-    /// the daemons sharing a database. Default: host name and listen address.
+    /// the daemons sharing a database. Default: `[cluster] node_id` when set, else host name
+    /// and listen address.
     pub node: Option<String>,
 }
 
