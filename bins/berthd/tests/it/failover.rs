@@ -113,12 +113,15 @@ fn client_loop(
 fn failover_with(dir: &std::path::Path, db: &Db, isolation: &str) {
     let c = client();
     let mut nodes: Vec<Daemon> = (0..3).map(|i| node(dir, db, i, isolation)).collect();
-    // The first daemon took the lease at its start; the others forward writes to it.
-    assert_eq!(holder(db), ("n0".to_owned(), 1));
+    // The first daemon took the lease at its start (another one may have taken it since, if
+    // the machine stalled it past its lease); the others forward writes to the holder.
+    let (first, token0) = holder(db);
+    let h: usize = first.trim_start_matches('n').parse().unwrap();
+    let other = (h + 1) % nodes.len();
     // A request already forwarded once is not forwarded again: the non-holder refuses it (the
     // holder would have served it).
     let r = c
-        .post(format!("{}/increase-capacity", nodes[1].base))
+        .post(format!("{}/increase-capacity", nodes[other].base))
         .bearer_auth(TOKEN)
         .header("x-berth-forwarded-by", "n2")
         .json(&json!({"zone": "fo", "capacity": {"instances": 1}}))
@@ -150,7 +153,7 @@ fn failover_with(dir: &std::path::Path, db: &Db, isolation: &str) {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(count() >= 60, "only {} writes before the kill", count());
-    let mut owner = nodes.remove(0);
+    let mut owner = nodes.remove(h);
     owner.child.kill().unwrap(); // SIGKILL, mid-load
     let killed = Instant::now();
     let _ = owner.child.wait();
@@ -196,8 +199,8 @@ fn failover_with(dir: &std::path::Path, db: &Db, isolation: &str) {
     );
     let (new_holder, token) = holder(db);
     assert!(
-        ["n1", "n2"].contains(&new_holder.as_str()) && token == 2,
-        "{new_holder} {token}"
+        new_holder != first && token > token0,
+        "{first} (token {token0}) was killed; now {new_holder} holds token {token}"
     );
     // Every acknowledged reservation is there, once: keys map to distinct ids, and the live
     // reservations are exactly the acknowledged ones (clients finished every key they began).
