@@ -487,6 +487,16 @@ impl Config {
                 }
             };
         }
+        if c.cluster.enabled && c.cluster.advertise_url.is_none() && c.listen.ip().is_unspecified()
+        {
+            return Err(ConfigError::Invalid {
+                field: "cluster.advertise_url",
+                message: format!(
+                    "[cluster] is enabled and listen {} names no address the other daemons can reach; set [cluster] advertise_url (BERTH_ADVERTISE_URL)",
+                    c.listen
+                ),
+            });
+        }
         if c.cluster.lease_secs == 0 {
             return Err(ConfigError::Invalid {
                 field: "cluster.lease_secs",
@@ -661,6 +671,13 @@ mod tests {
         );
         let e = Config::load(None, |k| (k == "BERTH_LEASE_SECS").then(|| "0".into())).unwrap_err();
         assert!(e.to_string().contains("expected at least 1 second"), "{e}");
+        let e = Config::load(None, |k| match k {
+            "BERTH_CLUSTER" => Some("true".into()),
+            "BERTH_LISTEN" => Some("0.0.0.0:8091".into()),
+            _ => None,
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("set [cluster] advertise_url"), "{e}");
         std::fs::write(&f, "[cluster]\nisolation = \"snapshot\"\n").unwrap();
         let e = Config::load(Some(&f), |_| None).unwrap_err().to_string();
         assert!(e.contains("cluster.isolation (2:13)"), "{e}");

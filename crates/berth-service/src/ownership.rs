@@ -146,6 +146,11 @@ impl Ownership {
         if held.is_some() && !matches!(owner, Owner::Me { .. }) {
             tracing::warn!(lease = %self.opts.lease, owner = ?owner, "lease lost");
         }
+        metrics::gauge!("berth_lease_held").set(if matches!(owner, Owner::Me { .. }) {
+            1.0
+        } else {
+            0.0
+        });
         self.set(owner.clone());
         Ok(owner)
     }
