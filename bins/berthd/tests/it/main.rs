@@ -390,12 +390,16 @@ fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
     );
     let acked_res = Arc::new(Mutex::new(Vec::<String>::new()));
     let acked_plans = Arc::new(Mutex::new(Vec::<String>::new()));
+    // Reservations start once a plan is acknowledged: a slow plan on a loaded machine must
+    // not let the reservations use up the 60 units before the kill.
+    let go = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut threads = Vec::new();
     for i in 0..12 {
-        let (base, acked_res, acked_plans) = (
+        let (base, acked_res, acked_plans, go) = (
             d.base.clone(),
             Arc::clone(&acked_res),
             Arc::clone(&acked_plans),
+            Arc::clone(&go),
         );
         threads.push(std::thread::spawn(move || {
             let c = Client::builder()
@@ -404,6 +408,10 @@ fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
                 .unwrap();
             let t = Instant::now();
             while t.elapsed() < Duration::from_secs(10) {
+                if i % 3 != 0 && !go.load(std::sync::atomic::Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                }
                 if i % 3 == 0 {
                     let body = json!({"name": "load", "template": TEMPLATE, "timeout": 30});
                     match c
@@ -446,10 +454,12 @@ fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
     // Kill mid-load: after some reservations and a plan were acknowledged, before capacity
     // runs out.
     let t = Instant::now();
-    while (acked_res.lock().unwrap().len() < 20 || acked_plans.lock().unwrap().is_empty())
-        && t.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(5));
+    while acked_plans.lock().unwrap().is_empty() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    go.store(true, std::sync::atomic::Ordering::Release);
+    while acked_res.lock().unwrap().len() < 20 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
     }
     d.child.kill().unwrap(); // SIGKILL
     let _ = d.child.wait();
