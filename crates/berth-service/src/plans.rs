@@ -276,6 +276,13 @@ impl PlanService {
     /// One worker: claim, solve, complete; idle until woken or the poll interval passes.
     async fn work(&self) {
         loop {
+            // In a cluster a plan's reservations are calendar writes, which only the lease
+            // holder commits: the holder's workers alone claim plans, so a plan taken over
+            // from a dead daemon is not solved where it cannot reserve.
+            if !self.reservations.writes_here() {
+                tokio::time::sleep(self.cfg.poll).await;
+                continue;
+            }
             match self
                 .store
                 .claim_plan(&self.cfg.node, self.clock.now(), self.hold())

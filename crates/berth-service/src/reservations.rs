@@ -748,6 +748,16 @@ impl ReservationService {
         }
     }
 
+    /// Whether this daemon may commit to the calendar now: always outside a cluster; in a
+    /// cluster only while it holds the calendar's lease.
+    pub fn writes_here(&self) -> bool {
+        self.core
+            .opts
+            .ownership
+            .as_ref()
+            .is_none_or(|o| o.token().is_some())
+    }
+
     /// Writes a snapshot of the calendar now (graceful shutdown calls this) and returns the
     /// sequence number it covers, or `None` when the stream is empty. An unlogged advance is
     /// logged first, so the snapshot equals a replay of the log up to that number.
