@@ -78,8 +78,11 @@ impl Neighbourhoods {
         let cheap = (0..n)
             .map(|x| match obj.keys.get(x).and_then(|k| k.order.clone()) {
                 Some((o, rev)) => {
-                    let it: Box<dyn Iterator<Item = &u32>> =
-                        if rev { Box::new(o.iter().rev()) } else { Box::new(o.iter()) };
+                    let it: Box<dyn Iterator<Item = &u32>> = if rev {
+                        Box::new(o.iter().rev())
+                    } else {
+                        Box::new(o.iter())
+                    };
                     it.take(CHEAP_VALUES).copied().collect()
                 }
                 None => Vec::new(),

@@ -412,7 +412,9 @@ impl<'p> Engine<'p> {
     /// rounds around the incumbent with this search (one thread), the first phase after
     /// `first_gap` nodes. Only for the main search of one optimum.
     pub(crate) fn improve(&mut self, seed: u64, first_gap: u64) {
-        let sizes: Vec<u32> = (0..self.st.vars() as u32).map(|x| self.st.size(x)).collect();
+        let sizes: Vec<u32> = (0..self.st.vars() as u32)
+            .map(|x| self.st.size(x))
+            .collect();
         let nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
         if nb.is_empty() || self.k != 1 || !self.with_objective {
             return;
@@ -491,7 +493,9 @@ impl<'p> Engine<'p> {
     /// Neighbourhood rounds around the shared incumbent until the main search ends or the
     /// deadline passes (an improving thread). Returns the nodes searched.
     pub(crate) fn rounds(&mut self, shared: &Shared, seed: u64) -> u64 {
-        let sizes: Vec<u32> = (0..self.st.vars() as u32).map(|x| self.st.size(x)).collect();
+        let sizes: Vec<u32> = (0..self.st.vars() as u32)
+            .map(|x| self.st.size(x))
+            .collect();
         let mut nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
         let stop = || shared.stop.load(std::sync::atomic::Ordering::Acquire);
         while !nb.is_empty() && !stop() && !self.deadline.is_some_and(|d| d.expired()) {
@@ -927,7 +931,9 @@ impl<'p> Engine<'p> {
         if self.found.len() < self.k {
             self.cap
         } else {
-            self.found.last().map_or(f64::INFINITY, |f| f.cost.min(self.cap))
+            self.found
+                .last()
+                .map_or(f64::INFINITY, |f| f.cost.min(self.cap))
         }
     }
 

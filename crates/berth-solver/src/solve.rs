@@ -149,17 +149,15 @@ impl Problem {
                 // The components again, now minimizing the adjusted costs under every hard
                 // constraint: one bound that sees pair rules and shared capacity together.
                 // When their parts fit together, they are a plan too (a seed).
-                if let Some(plan) =
-                    solve_components(
-                        self,
-                        &adjusted,
-                        &mut parts,
-                        &excluded,
-                        opts,
-                        PHASE_LIMIT,
-                        &mut stats,
-                    )
-                {
+                if let Some(plan) = solve_components(
+                    self,
+                    &adjusted,
+                    &mut parts,
+                    &excluded,
+                    opts,
+                    PHASE_LIMIT,
+                    &mut stats,
+                ) {
                     e.seed(plan);
                 }
                 e.relaxed_groups(
@@ -192,7 +190,9 @@ impl Problem {
                         })
                         .collect();
                     e.dfs(0);
-                    shared.stop.store(true, std::sync::atomic::Ordering::Release);
+                    shared
+                        .stop
+                        .store(true, std::sync::atomic::Ordering::Release);
                     handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
                 });
                 stats.nodes += nodes;

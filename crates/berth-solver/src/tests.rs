@@ -273,7 +273,10 @@ fn contended(seed: u64) -> crate::Problem {
     let v: Vec<VarId> = (0..n).map(|i| p.add_var(format!("v{i}"), m)).collect();
     let holder: crate::Keys = (0..m).map(|x| x % 3).collect();
     let zone: crate::Keys = (0..m).map(|x| x % 2).collect();
-    let demands = v.iter().map(|&x| (x, holder.clone(), vec![1 + next(2) as i64])).collect();
+    let demands = v
+        .iter()
+        .map(|&x| (x, holder.clone(), vec![1 + next(2) as i64]))
+        .collect();
     let caps = (0..3).map(|_| vec![1 + next(3) as i64]).collect();
     p.add_constraint("cap", Capacity::new(1, caps, demands));
     for i in 0..n / 2 {

@@ -1,5 +1,5 @@
 //! Integration tests of berth-solver: brute-force oracles, scenarios, explanations.
 
-mod oracle;
 mod modules;
+mod oracle;
 mod scenarios;
