@@ -30,6 +30,11 @@
 //! unary terms with Lagrange multipliers chosen at the root: a second bound that sees shared
 //! capacity, reduced-cost filtering against the incumbent, and a capacity-aware value order.
 //! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
+//! When one optimum is wanted, large-neighbourhood rounds (a few variables freed around the
+//! incumbent, the rest fixed) improve the incumbent between phases of the search, or on
+//! helper threads ([`SolveOptions::threads`]) sharing it. A proven optimum is then searched
+//! again for the first optimal plan in search order, so the plan returned is the same for
+//! any thread count and seed.
 //! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
 //! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
 //! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,
@@ -38,8 +43,10 @@
 //! Invariants:
 //! - Every returned solution satisfies every hard constraint's `violation == 0`: complete
 //!   assignments are checked before they are accepted, whatever the propagators did.
-//! - Same problem and options, same outcome: no hash iteration, no randomness, no clock
-//!   except through the injected [`Deadline`].
+//! - Same problem and options, same outcome: no hash iteration, no randomness but the seeded
+//!   rounds', no clock except through the injected [`Deadline`]. With several threads, a
+//!   search cut by a limit may end on a different plan from run to run (the threads share
+//!   plans as they find them); a proven optimum does not.
 //! - Undo is exact: domains, assignments and constraint cells are restored from one trail.
 //!
 //! ```

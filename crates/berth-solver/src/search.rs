@@ -115,9 +115,11 @@ pub struct SolveOptions {
     pub explain_checks: u32,
     /// Told when the main search improves its best plan.
     pub progress: Option<Arc<dyn Progress>>,
-    /// Threads of the main search (0 counts as 1). With more than one, the others improve
-    /// the shared incumbent by large-neighbourhood rounds while the first one searches and
-    /// proves; a proven optimum is the same plan whatever the count (see [`Problem::solve`]).
+    /// Threads of the main search (0 counts as 1). With more than one, and when one optimum
+    /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`), the others improve the
+    /// shared incumbent by large-neighbourhood rounds until the first one, which searches and
+    /// proves, ends; their nodes are counted but not held to `node_limit`. A proven optimum is
+    /// the same plan whatever the count (see [`Problem::solve`]).
     ///
     /// [`Problem::solve`]: crate::Problem::solve
     pub threads: usize,

@@ -125,7 +125,7 @@ fn solved_plan_json() {
             }
           },
           "stats": {
-            "nodes": 1,
+            "nodes": 2,
             "elapsed_ms": 0
           }
         }"#]]
