@@ -147,13 +147,13 @@ pub fn bench(args: &[String]) -> Result<()> {
         println!(
             "{:<6} {:>14} {:>14} {:>14} {:>8} {:>14} {:>8} {:>10}",
             instance,
-            v["initial"],
+            v["initial"].as_i64().unwrap_or(-1),
             cost,
             winner,
             gap(cost, winner),
             bound,
             gap(cost, bound),
-            v["iterations"],
+            v["iterations"].as_u64().unwrap_or(0),
         );
     }
     println!(

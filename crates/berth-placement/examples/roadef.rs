@@ -41,6 +41,8 @@ fn main() {
         .unwrap_or_else(|e| fail(e));
     let options = LnsOptions {
         seed,
+        history: flag("--history").map_or(LnsOptions::default().history, |h| h as usize),
+        stall: flag("--stall").map_or(LnsOptions::default().stall, |h| h as u64),
         deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
         ..LnsOptions::default()
     };
@@ -60,9 +62,14 @@ fn main() {
         "cost": out.cost,
         "checked_cost": verdict.cost.as_ref().map(|c| c.total),
         "feasible": verdict.feasible(),
+        "terms": verdict.cost.as_ref().map(|c| serde_json::json!({
+            "load": c.load, "balance": c.balance, "process_move": c.process_move,
+            "service_move": c.service_move, "machine_move": c.machine_move,
+        })),
         "violations": verdict.violations.iter().take(5).map(ToString::to_string).collect::<Vec<_>>(),
         "iterations": out.iterations,
         "kicks": out.kicks,
+        "tried": out.tried,
         "seconds": elapsed,
     });
     println!("{line}");

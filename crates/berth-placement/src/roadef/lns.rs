@@ -1,7 +1,10 @@
-//! Local search for machine reassignment: shift and swap moves evaluated incrementally
-//! (`State`), late-acceptance hill climbing, and ruin-and-recreate kicks from the best
-//! assignment when the search stalls. Seeded, deterministic for a seed and an iteration
-//! budget; anytime under an injected deadline.
+//! Local search for machine reassignment: random shift and swap moves evaluated
+//! incrementally (`State`), with a share of best-of moves (the cheapest machine for a process,
+//! the cheapest of 64 swaps) and ejections (make room for a process on a roomy machine by
+//! moving others away); late-acceptance hill climbing; ruin-and-recreate kicks from the best
+//! assignment when the search stalls. Half the moves start from a process on an overloaded
+//! machine. Seeded, deterministic for a seed and an iteration budget; anytime under an
+//! injected deadline.
 
 use std::sync::Arc;
 
@@ -23,6 +26,9 @@ pub struct LnsOptions {
     pub deadline: Option<Arc<dyn Deadline>>,
     /// Late-acceptance history length.
     pub history: usize,
+    /// Ruin and recreate from the best assignment after this many feasible moves without a
+    /// new best.
+    pub stall: u64,
 }
 
 impl Default for LnsOptions {
@@ -32,6 +38,7 @@ impl Default for LnsOptions {
             iterations: None,
             deadline: None,
             history: 2_000,
+            stall: 200_000,
         }
     }
 }
@@ -47,6 +54,8 @@ pub struct LnsOutcome {
     pub initial_cost: i64,
     /// Feasible moves evaluated.
     pub iterations: u64,
+    /// Moves tried, feasible or not.
+    pub tried: u64,
     /// Ruin-and-recreate kicks.
     pub kicks: u64,
 }
@@ -71,26 +80,66 @@ impl Rng {
     }
 }
 
-/// A candidate move: the processes it moves and where each was.
-enum Move {
-    /// Process, from, to.
-    Shift(usize, usize, usize),
-    /// Two processes exchanging machines: `p` was on `pf`, `q` on `qf`.
-    Swap(usize, usize, usize, usize),
+/// The shifts of the move being tried: (process, from, to), in order.
+type Journal = Vec<(usize, usize, usize)>;
+
+fn undo(st: &mut State<'_>, journal: &Journal) {
+    for &(p, from, _) in journal.iter().rev() {
+        st.shift(p, from);
+    }
 }
 
-/// Tries a random feasible move; applies it and returns it, or `None` (nothing changed).
+fn redo(st: &mut State<'_>, journal: &Journal) {
+    for &(p, _, to) in journal {
+        st.shift(p, to);
+    }
+}
+
+/// Shifts `p` to `to` if that keeps every hard constraint (from a feasible state), recording it.
+fn try_shift(st: &mut State<'_>, journal: &mut Journal, p: usize, to: usize) -> bool {
+    let from = st.machine_of(p);
+    if to == from || !st.fits(to, &[], &[p]) {
+        return false;
+    }
+    st.shift(p, to);
+    if st.holds_after(p, from) {
+        journal.push((p, from, to));
+        true
+    } else {
+        st.shift(p, from);
+        false
+    }
+}
+
+/// Tries a random feasible move, applying it and recording it in `journal` (left empty, the
+/// state unchanged, when the move is infeasible).
 fn random_move(
     st: &mut State<'_>,
     model: &Model,
     by_nb: &[Vec<usize>],
     rng: &mut Rng,
-) -> Option<Move> {
+    journal: &mut Journal,
+) {
+    journal.clear();
     let np = model.processes.len();
     let nm = model.machines.len();
-    let p = rng.below(np);
-    let from = st.machine_of(p);
+    // Half the time, a process on an overloaded machine (a few draws; load cost dominates).
+    let mut p = rng.below(np);
     if rng.below(2) == 0 {
+        for _ in 0..8 {
+            if st.overloaded(st.machine_of(p)) {
+                break;
+            }
+            p = rng.below(np);
+        }
+    }
+    let from = st.machine_of(p);
+    let kind = rng.below(256);
+    if kind < 8 {
+        best_shift(st, model, journal, p);
+    } else if kind < 16 {
+        best_swap(st, model, rng, journal, p);
+    } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
         let to = if by_nb.len() > 1 && rng.below(2) == 0 {
             let same = &by_nb[model.machines[from].neighborhood];
@@ -98,42 +147,130 @@ fn random_move(
         } else {
             rng.below(nm)
         };
-        if to == from || !st.fits(to, &[], &[p]) {
-            return None;
-        }
-        st.shift(p, to);
-        if st.holds_after(p, from) {
-            return Some(Move::Shift(p, from, to));
-        }
-        st.shift(p, from);
-        None
-    } else {
+        try_shift(st, journal, p, to);
+    } else if kind < 255 {
         let q = rng.below(np);
-        let to = st.machine_of(q);
-        if to == from || model.processes[p].service == model.processes[q].service {
-            return None;
-        }
-        if !st.fits(from, &[p], &[q]) || !st.fits(to, &[q], &[p]) {
-            return None;
-        }
-        st.shift(p, to);
-        st.shift(q, from);
-        if st.holds_after(p, from) && st.holds_after(q, to) {
-            return Some(Move::Swap(p, from, q, to));
-        }
-        st.shift(q, to);
-        st.shift(p, from);
-        None
+        swap(st, model, journal, p, q);
+    } else {
+        eject(st, model, rng, journal, p);
     }
 }
 
-fn undo(st: &mut State<'_>, mv: &Move) {
-    match *mv {
-        Move::Shift(p, from, _) => st.shift(p, from),
-        Move::Swap(p, pf, q, qf) => {
-            st.shift(q, qf);
-            st.shift(p, pf);
+/// The cheapest feasible swap of `p` with one of 64 random processes.
+fn best_swap(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal, p: usize) {
+    let mut best: Option<(i64, usize)> = None;
+    for _ in 0..64 {
+        let q = rng.below(model.processes.len());
+        if swap(st, model, journal, p, q) {
+            let c = st.total();
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, q));
+            }
+            undo(st, journal);
+            journal.clear();
         }
+    }
+    if let Some((_, q)) = best {
+        swap(st, model, journal, p, q);
+    }
+}
+
+/// Swaps the machines of `p` and `q` if that keeps every hard constraint, recording it.
+fn swap(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, q: usize) -> bool {
+    let from = st.machine_of(p);
+    let to = st.machine_of(q);
+    if to == from
+        || model.processes[p].service == model.processes[q].service
+        || !st.fits(from, &[p], &[q])
+        || !st.fits(to, &[q], &[p])
+    {
+        return false;
+    }
+    st.shift(p, to);
+    st.shift(q, from);
+    if st.holds_after(p, from) && st.holds_after(q, to) {
+        journal.push((p, from, to));
+        journal.push((q, to, from));
+        true
+    } else {
+        st.shift(q, to);
+        st.shift(p, from);
+        false
+    }
+}
+
+/// The cheapest feasible machine for `p` (all machines tried).
+fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize) {
+    let mut best: Option<(i64, usize)> = None;
+    for t in 0..model.machines.len() {
+        if try_shift(st, journal, p, t) {
+            let c = st.total();
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, t));
+            }
+            undo(st, journal);
+            journal.clear();
+        }
+    }
+    if let Some((_, t)) = best {
+        try_shift(st, journal, p, t);
+    }
+}
+
+/// Ruin and recreate around one process: make room for `p` on a machine whose safety
+/// capacities hold it by moving up to 32 of that machine's processes elsewhere (each to the
+/// cheapest of a few feasible machines), then move `p` there. Every step keeps the hard
+/// constraints; all or nothing.
+fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal, p: usize) {
+    let nm = model.machines.len();
+    let from = st.machine_of(p);
+    let req = &model.processes[p].requirement;
+    let roomy = |m: usize| {
+        m != from
+            && model.machines[m]
+                .safety_capacity
+                .iter()
+                .zip(req)
+                .all(|(s, q)| s >= q)
+    };
+    let Some(target) = (0..10).map(|_| rng.below(nm)).find(|&m| roomy(m)) else {
+        return;
+    };
+    for _ in 0..32 {
+        if st.fits(target, &[], &[p]) {
+            break;
+        }
+        let here = st.on(target);
+        if here.is_empty() {
+            break;
+        }
+        let q = here[rng.below(here.len())] as usize;
+        let mut best: Option<(i64, usize)> = None;
+        for _ in 0..8 {
+            let t = rng.below(nm);
+            if t == target || t == from || !st.fits(t, &[], &[q]) {
+                continue;
+            }
+            st.shift(q, t);
+            if st.holds_after(q, target) {
+                let c = st.total();
+                if best.is_none_or(|(b, _)| c < b) {
+                    best = Some((c, t));
+                }
+            }
+            st.shift(q, target);
+        }
+        let Some((_, t)) = best else {
+            undo(st, journal);
+            journal.clear();
+            return;
+        };
+        st.shift(q, t);
+        journal.push((q, target, t));
+    }
+    if !try_shift(st, journal, p, target) {
+        undo(st, journal);
+        journal.clear();
     }
 }
 
@@ -174,7 +311,8 @@ pub fn improve(
     let mut tries = 0u64;
     let mut since_best = 0u64;
     let mut kicks = 0u64;
-    let stall = (model.processes.len() as u64).max(1000) * 200;
+    let mut journal = Journal::new();
+    let stall = options.stall.max(1);
     loop {
         tries += 1;
         if tries.is_multiple_of(256) && options.deadline.as_ref().is_some_and(|d| d.expired()) {
@@ -183,18 +321,19 @@ pub fn improve(
         if options.iterations.is_some_and(|n| tries > n) {
             break;
         }
-        let Some(mv) = random_move(&mut st, model, &by_nb, &mut rng) else {
+        random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
+        if journal.is_empty() {
             continue;
-        };
+        }
         iterations += 1;
         let cost = st.total();
         let slot = (iterations % history as u64) as usize;
         if cost <= current || cost <= late[slot] {
             if cost > current && unsaved {
-                undo(&mut st, &mv);
+                undo(&mut st, &journal);
                 best_assignment.clone_from(&st.current);
                 unsaved = false;
-                redo(&mut st, &mv);
+                redo(&mut st, &journal);
             }
             current = cost;
             if current < best {
@@ -203,7 +342,7 @@ pub fn improve(
                 since_best = 0;
             }
         } else {
-            undo(&mut st, &mv);
+            undo(&mut st, &journal);
         }
         late[slot] = current;
         since_best += 1;
@@ -216,7 +355,7 @@ pub fn improve(
             restore(&mut st, &best_assignment);
             let burst = 2 + rng.below(model.processes.len().clamp(1, 50));
             for _ in 0..burst * 20 {
-                let _ = random_move(&mut st, model, &by_nb, &mut rng);
+                random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
             }
             current = st.total();
             late.fill(current);
@@ -232,18 +371,9 @@ pub fn improve(
         cost: best,
         initial_cost,
         iterations,
+        tried: tries,
         kicks,
     })
-}
-
-fn redo(st: &mut State<'_>, mv: &Move) {
-    match *mv {
-        Move::Shift(p, _, to) => st.shift(p, to),
-        Move::Swap(p, pf, q, qf) => {
-            st.shift(p, qf);
-            st.shift(q, pf);
-        }
-    }
 }
 
 /// Puts every process on its machine in `target` (a feasible assignment). Intermediate states

@@ -31,6 +31,9 @@ pub(super) struct State<'a> {
     machine_move: i64,
     pub(super) members: Vec<Vec<u32>>,
     dependents: Vec<Vec<u32>>,
+    /// Processes on each machine (unordered) and each process's index in its machine's list.
+    on: Vec<Vec<u32>>,
+    slot: Vec<u32>,
 }
 
 fn idx(v: usize) -> u32 {
@@ -76,9 +79,13 @@ impl<'a> State<'a> {
             machine_move: 0,
             members,
             dependents,
+            on: vec![Vec::new(); nm],
+            slot: vec![0; model.processes.len()],
         };
         for (p, proc) in model.processes.iter().enumerate() {
             let m = initial[p];
+            st.slot[p] = idx(st.on[m].len());
+            st.on[m].push(idx(p));
             for r in 0..nr {
                 st.usage[m * nr + r] += proc.requirement[r];
             }
@@ -128,6 +135,16 @@ impl<'a> State<'a> {
             + m.weight_process_move * self.process_move
             + m.weight_service_move * i64::try_from(self.service_max).unwrap_or(i64::MAX)
             + m.weight_machine_move * self.machine_move
+    }
+
+    /// Some resource of machine `m` is used above its safety capacity.
+    pub(super) fn overloaded(&self, m: usize) -> bool {
+        (0..self.nr).any(|r| self.over(m, r) > 0)
+    }
+
+    /// The processes on machine `m`.
+    pub(super) fn on(&self, m: usize) -> &[u32] {
+        &self.on[m]
     }
 
     pub(super) fn machine_of(&self, p: usize) -> usize {
@@ -270,6 +287,13 @@ impl<'a> State<'a> {
             self.nb_count[s * self.nn + nf] -= 1;
             self.nb_count[s * self.nn + nt] += 1;
         }
+        let k = self.slot[p] as usize;
+        self.on[from].swap_remove(k);
+        if let Some(&moved) = self.on[from].get(k) {
+            self.slot[moved as usize] = idx(k);
+        }
+        self.slot[p] = idx(self.on[to].len());
+        self.on[to].push(idx(p));
         self.current[p] = idx(to);
     }
 }
