@@ -251,10 +251,15 @@ pub struct WriteBatch<'a> {
     pub idempotency: Option<&'a IdempotentResponse>,
     /// Commands to append.
     pub append: Option<Append<'a>>,
-    /// Plan to create.
+    /// Plan to create (queued in the plan queue with it).
     pub create_plan: Option<&'a NewPlan>,
+    /// With `create_plan`: queue the plan already claimed (the accepting daemon solves it).
+    pub claim_created: Option<crate::queue::NewClaim<'a>>,
     /// Plan to update.
     pub update_plan: Option<PlanChange<'a>>,
+    /// With `update_plan`: take the plan out of the queue if this owner holds its claim (a
+    /// solver recording the outcome).
+    pub complete_claim: Option<&'a str>,
     /// More responses to remember, unchecked (a group commit checked them with
     /// [`crate::Store::lookup_idempotent_many`] first): a key already stored, or given twice,
     /// fails the whole batch with `Duplicate { kind: IdempotencyKey, .. }`.
