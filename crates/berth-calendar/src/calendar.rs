@@ -23,22 +23,27 @@ pub const MAX_POOL_TOTAL: u64 = 1 << 60;
 /// Quantities per interned dimension, sorted by index, all positive.
 pub(crate) type Qty = Vec<(u16, i64)>;
 
+#[inline]
 pub(crate) fn tick(t: DateTime<Utc>) -> i64 {
     t.timestamp_micros()
 }
 
+#[inline]
 pub(crate) fn time(t: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_micros(t).unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
+#[inline]
 fn end_time(t: i64) -> Option<DateTime<Utc>> {
     (t != OPEN).then(|| time(t))
 }
 
+#[inline]
 fn get(q: &Qty, d: u16) -> i64 {
     q.iter().find(|(x, _)| *x == d).map_or(0, |(_, v)| *v)
 }
 
+#[inline]
 fn add_into(q: &mut Qty, d: u16, v: i64) {
     match q.iter_mut().find(|(x, _)| *x == d) {
         Some(e) => e.1 += v,
@@ -50,6 +55,7 @@ fn add_into(q: &mut Qty, d: u16, v: i64) {
     q.retain(|(_, v)| *v != 0);
 }
 
+#[inline]
 fn ceil_div(a: i64, b: i64) -> u64 {
     u64::try_from(a.saturating_add(b - 1) / b).unwrap_or(0)
 }

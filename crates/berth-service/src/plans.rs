@@ -6,6 +6,9 @@
 //! database solves plans accepted by any of them, each plan once. A worker claims a plan for
 //! `claim_secs`, renews the claim while it works and completes it when the plan is recorded;
 //! a daemon that dies mid-plan leaves a claim that runs out, and another worker takes the plan.
+//! A daemon claims the plans it accepts in the same write that stores them and hands them to
+//! its own workers, so a single daemon pays no extra write per plan; recording the outcome
+//! completes the claim in the same write too.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use berth_store::{NewPlan, PlanRecord, PlanUpdate, Store, StoreError};
 use berth_template::Template;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Mutex, Notify};
+use tokio::sync::{Mutex, mpsc};
 
 use crate::reservations::{ReservationService, WallClock};
 use crate::{ServiceError, check_name};
@@ -195,8 +198,9 @@ pub struct PlanService {
     cfg: PlanConfig,
     /// Transient statuses (translating .. reserving) of plans solved here; not persisted.
     working: Mutex<HashMap<String, PlanStatus>>,
-    /// Wakes an idle worker when this process accepts a plan.
-    wake: Notify,
+    /// Plans this process accepted, claimed until the given time, for its own workers.
+    accepted: mpsc::UnboundedSender<(String, DateTime<Utc>)>,
+    accepted_rx: Mutex<mpsc::UnboundedReceiver<(String, DateTime<Utc>)>>,
 }
 
 fn parse_status(s: &str) -> PlanStatus {
@@ -253,6 +257,7 @@ impl PlanService {
         if released > 0 {
             tracing::info!(plans = released, node = %cfg.node, "resuming plans claimed before a restart");
         }
+        let (tx, rx) = mpsc::unbounded_channel();
         let svc = Arc::new(PlanService {
             store,
             inventory,
@@ -260,7 +265,8 @@ impl PlanService {
             clock,
             cfg,
             working: Mutex::new(HashMap::new()),
-            wake: Notify::new(),
+            accepted: tx,
+            accepted_rx: Mutex::new(rx),
         });
         for _ in 0..svc.cfg.workers.max(1) {
             let svc = Arc::clone(&svc);
@@ -273,7 +279,8 @@ impl PlanService {
         Duration::from_secs(self.cfg.claim_secs.max(1))
     }
 
-    /// One worker: claim, solve, complete; idle until woken or the poll interval passes.
+    /// One worker: plans this process accepted (claimed with their creation) first, then
+    /// plans claimed from the queue; idle until one is accepted or the poll interval passes.
     async fn work(&self) {
         loop {
             // In a cluster a plan's reservations are calendar writes, which only the lease
@@ -281,6 +288,11 @@ impl PlanService {
             // from a dead daemon is not solved where it cannot reserve.
             if !self.reservations.writes_here() {
                 tokio::time::sleep(self.cfg.poll).await;
+                continue;
+            }
+            let local = self.accepted_rx.lock().await.try_recv().ok();
+            if let Some((id, until)) = local {
+                self.solve_accepted(&id, until).await;
                 continue;
             }
             match self
@@ -295,9 +307,15 @@ impl PlanService {
                     self.solve_claimed(&claim.plan_id).await;
                 }
                 Ok(None) => {
-                    tokio::select! {
-                        () = self.wake.notified() => {}
-                        () = tokio::time::sleep(self.cfg.poll) => {}
+                    let next = {
+                        let mut rx = self.accepted_rx.lock().await;
+                        tokio::select! {
+                            next = rx.recv() => next,
+                            () = tokio::time::sleep(self.cfg.poll) => None,
+                        }
+                    };
+                    if let Some((id, until)) = next {
+                        self.solve_accepted(&id, until).await;
                     }
                 }
                 Err(e) => {
@@ -308,7 +326,29 @@ impl PlanService {
         }
     }
 
-    /// Runs a claimed plan while renewing the claim, then takes it out of the queue.
+    /// Solves a plan accepted here, claimed until `until`. A plan that waited long enough for
+    /// its claim to get short is renewed first, and skipped when another daemon took it over.
+    async fn solve_accepted(&self, id: &str, until: DateTime<Utc>) {
+        let left = until - self.clock.now();
+        if left < chrono::TimeDelta::from_std(self.hold() / 2).unwrap_or_default() {
+            match self
+                .store
+                .renew_plan_claim(id, &self.cfg.node, self.clock.now(), self.hold())
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    // The claim runs out and the plan is claimed from the queue again.
+                    tracing::warn!(plan = id, error = %e, "cannot renew a plan claim");
+                    return;
+                }
+            }
+        }
+        self.solve_claimed(id).await;
+    }
+
+    /// Runs a claimed plan while renewing the claim; recording the outcome completes it.
     async fn solve_claimed(&self, id: &str) {
         let node = self.cfg.node.as_str();
         let renew = async {
@@ -330,15 +370,16 @@ impl PlanService {
                 }
             }
         };
-        let finished = tokio::select! {
-            done = self.run(id) => done,
-            () = renew => false,
-        };
-        if finished {
-            match self.store.complete_plan_claim(id, node).await {
-                Ok(_) => {}
-                Err(e) => tracing::warn!(plan = id, error = %e, "cannot complete a plan claim"),
-            }
+        tokio::select! {
+            () = self.run(id) => {}
+            () = renew => {}
+        }
+    }
+
+    /// Takes a plan that needs no solving (finished, or gone) out of the queue.
+    async fn complete(&self, id: &str) {
+        if let Err(e) = self.store.complete_plan_claim(id, &self.cfg.node).await {
+            tracing::warn!(plan = id, error = %e, "cannot complete a plan claim");
         }
     }
 
@@ -391,7 +432,20 @@ impl PlanService {
             request: serde_json::to_value(&request).map_err(ServiceError::store)?,
             created_at: self.clock.now(),
         };
-        let rec = match self.store.create_plan(&new).await {
+        // Claimed with its creation: this daemon solves what it accepts unless it dies first.
+        // In a cluster, a daemon that cannot write the calendar (not the lease holder) only
+        // queues it: the holder, which can reserve, claims it.
+        let until = new.created_at
+            + chrono::TimeDelta::from_std(self.hold()).unwrap_or(chrono::TimeDelta::MAX);
+        let claim_here = self.reservations.writes_here();
+        let created = if claim_here {
+            self.store
+                .create_plan_claimed(&new, &self.cfg.node, until)
+                .await
+        } else {
+            self.store.create_plan(&new).await
+        };
+        let rec = match created {
             Ok(r) => r,
             Err(StoreError::Duplicate { .. }) => {
                 // The same request again (a client retry) gets the plan it created.
@@ -408,7 +462,9 @@ impl PlanService {
         };
         metrics::counter!("berth_plans_accepted_total").increment(1);
         self.announce(&id, Some(PlanStatus::Template));
-        self.wake.notify_one();
+        if claim_here {
+            let _ = self.accepted.send((id, until));
+        }
         Ok(to_plan(rec, &HashMap::new()))
     }
 
@@ -456,7 +512,7 @@ impl PlanService {
         self.announce(id, Some(status));
     }
 
-    /// Records a finished plan; whether it is settled (recorded here or by another worker).
+    /// Records a finished plan and completes its claim (in the same write when it records).
     async fn finish(
         &self,
         id: &str,
@@ -464,7 +520,7 @@ impl PlanService {
         message: Option<String>,
         outcome: Option<serde_json::Value>,
         reservations: Vec<String>,
-    ) -> bool {
+    ) {
         let update = PlanUpdate {
             status: status.as_str().to_owned(),
             result: Some(serde_json::json!({
@@ -478,52 +534,54 @@ impl PlanService {
         let written = match self.store.get_plan(id).await {
             Ok(Some(rec)) if rec.status == PlanStatus::Template.as_str() => self
                 .store
-                .update_plan(id, rec.version, &update)
+                .finish_plan(id, rec.version, &update, &self.cfg.node)
                 .await
-                .map(|_| ()),
-            Ok(_) => Ok(()),
+                .map(|_| true),
+            Ok(_) => Ok(false),
             Err(e) => Err(e),
         };
-        let settled = match written {
-            Ok(()) | Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => true,
-            // Not stored: the plan stays queued and is solved again once the claim runs out.
-            Err(e) => {
-                tracing::error!(plan = id, error = %e, "cannot record a finished plan");
-                false
+        match written {
+            Ok(true) => {}
+            // Recorded elsewhere, or deleted.
+            Ok(false) | Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => {
+                self.complete(id).await;
             }
-        };
+            // Not stored: the plan stays queued and is solved again once the claim runs out.
+            Err(e) => tracing::error!(plan = id, error = %e, "cannot record a finished plan"),
+        }
         self.working.lock().await.remove(id);
         self.announce(id, Some(status));
         metrics::counter!("berth_plans_finished_total", "status" => status.as_str()).increment(1);
-        settled
     }
 
-    /// Solves one plan end to end; every failure becomes status `error` with the reason.
-    /// Whether the plan is settled (finished here or earlier, or gone); `false` when it could
-    /// not be read or recorded, so its claim runs out and it is tried again.
-    async fn run(&self, id: &str) -> bool {
+    /// Solves one plan end to end; every failure becomes status `error` with the reason. A
+    /// plan that cannot be read stays claimed until the claim runs out, then is tried again.
+    async fn run(&self, id: &str) {
         let started = Instant::now();
         let request = match self.store.get_plan(id).await {
             Ok(Some(r)) if r.status == PlanStatus::Template.as_str() => {
                 match serde_json::from_value::<PlanRequest>(r.request) {
                     Ok(req) => req,
                     Err(e) => {
-                        return self
-                            .finish(
-                                id,
-                                PlanStatus::Error,
-                                Some(format!("unreadable plan request: {e}")),
-                                None,
-                                Vec::new(),
-                            )
-                            .await;
+                        self.finish(
+                            id,
+                            PlanStatus::Error,
+                            Some(format!("unreadable plan request: {e}")),
+                            None,
+                            Vec::new(),
+                        )
+                        .await;
+                        return;
                     }
                 }
             }
-            Ok(_) => return true,
+            Ok(_) => {
+                self.complete(id).await;
+                return;
+            }
             Err(e) => {
                 tracing::error!(plan = id, error = %e, "cannot read an accepted plan");
-                return false;
+                return;
             }
         };
         let (status, message, outcome, reservations) = self.solve(id, request).await;
@@ -536,7 +594,7 @@ impl PlanService {
             "plan finished"
         );
         self.finish(id, status, message, outcome, reservations)
-            .await
+            .await;
     }
 
     async fn solve(

@@ -98,7 +98,7 @@ pub use model::{
     SNAPSHOTS_KEPT, Snapshot, StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
 };
 pub use postgres::PgStore;
-pub use queue::{PlanClaim, QueuedPlan};
+pub use queue::{NewClaim, PlanClaim, QueuedPlan};
 pub use sqlite::SqliteStore;
 pub use store::{Store, StoreFuture, catch_up, load_calendar};
 

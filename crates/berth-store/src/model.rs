@@ -252,8 +252,10 @@ pub struct WriteBatch<'a> {
     pub idempotency: Option<&'a IdempotentResponse>,
     /// Commands to append.
     pub append: Option<Append<'a>>,
-    /// Plan to create.
+    /// Plan to create (queued in the plan queue with it).
     pub create_plan: Option<&'a NewPlan>,
+    /// With `create_plan`: queue the plan already claimed (the accepting daemon solves it).
+    pub claim_created: Option<crate::queue::NewClaim<'a>>,
     /// Plan to update.
     pub update_plan: Option<PlanChange<'a>>,
     /// Leases the batch must still hold (checked first, rows locked until the commit): a stale
@@ -263,6 +265,9 @@ pub struct WriteBatch<'a> {
     /// spanning partitions). Each stream at most once; each gets `Conflict` like `append`, and
     /// its new head is its `expected_seq` plus its entry count.
     pub also_append: &'a [Append<'a>],
+    /// With `update_plan`: take the plan out of the queue if this owner holds its claim (a
+    /// solver recording the outcome).
+    pub complete_claim: Option<&'a str>,
     /// More responses to remember, unchecked (a group commit checked them with
     /// [`crate::Store::lookup_idempotent_many`] first): a key already stored, or given twice,
     /// fails the whole batch with `Duplicate { kind: IdempotencyKey, .. }`.

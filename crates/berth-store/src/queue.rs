@@ -34,8 +34,10 @@ pub struct PlanClaim {
 }
 
 pub(crate) mod q {
+    /// `$4`/`$5`/`$6`: owner, claim end and attempts of a plan queued already claimed (NULL,
+    /// NULL, 0 otherwise).
     pub const ENQUEUE: &str = "INSERT INTO plan_queue (plan_id, owner, claim_until_us, attempts, enqueued_at_us, schema_version) \
-         VALUES ($1, NULL, NULL, 0, $2, $3) ON CONFLICT (plan_id) DO NOTHING";
+         VALUES ($1, $4, $5, $6, $2, $3) ON CONFLICT (plan_id) DO NOTHING";
     /// `$1` owner, `$2` now, `$3` claim end, `$4` schema version; the lock clause is appended
     /// to the inner select per backend.
     const CLAIM_HEAD: &str = "UPDATE plan_queue SET owner = $1, claim_until_us = $3, attempts = attempts + 1, schema_version = $4 \
@@ -68,6 +70,15 @@ pub(crate) fn claim_sql(backend: Backend) -> String {
 pub(crate) fn claim_end(now: DateTime<Utc>, hold: Duration) -> i64 {
     let hold = i64::try_from(hold.as_micros()).unwrap_or(i64::MAX);
     now.timestamp_micros().saturating_add(hold)
+}
+
+/// A claim made together with the plan it claims ([`crate::WriteBatch::claim_created`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewClaim<'a> {
+    /// Who holds it.
+    pub owner: &'a str,
+    /// When it expires unless renewed.
+    pub until: DateTime<Utc>,
 }
 
 /// A queue row; unclaimed rows have no owner or end.

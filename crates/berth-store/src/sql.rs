@@ -166,10 +166,14 @@ macro_rules! sql_store {
                             }
                             Err(e) => return Err(E::db("create plan")(e)),
                         }
+                        let claim = batch.claim_created;
                         sqlx::query($crate::queue::q::ENQUEUE)
                             .bind(&p.id)
                             .bind(micros(p.created_at))
                             .bind(SV)
+                            .bind(claim.map(|c| c.owner))
+                            .bind(claim.map(|c| micros(c.until)))
+                            .bind(i64::from(claim.is_some()))
                             .execute(&mut *tx)
                             .await
                             .map_err(E::db("queue plan"))?;
@@ -199,7 +203,17 @@ macro_rules! sql_store {
                             .await
                             .map_err(E::db("update plan"))?;
                         match row {
-                            Some(row) => plan = Some(row.into_record()?),
+                            Some(row) => {
+                                plan = Some(row.into_record()?);
+                                if let Some(owner) = batch.complete_claim {
+                                    sqlx::query($crate::queue::q::COMPLETE)
+                                        .bind(c.id)
+                                        .bind(owner)
+                                        .execute(&mut *tx)
+                                        .await
+                                        .map_err(E::db("complete plan claim"))?;
+                                }
+                            }
                             None => {
                                 let found: Option<i64> = sqlx::query_scalar(q::PLAN_VERSION)
                                     .bind(c.id)

@@ -15,7 +15,7 @@ use crate::model::{
     NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, Snapshot,
     StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
 };
-use crate::queue::{PlanClaim, QueuedPlan};
+use crate::queue::{NewClaim, PlanClaim, QueuedPlan};
 
 /// The boxed future every [`Store`] method returns; boxing keeps the trait object-safe so a
 /// daemon holds an `Arc<dyn Store>` chosen at run time from a URL.
@@ -244,6 +244,57 @@ pub trait Store: Send + Sync + fmt::Debug {
         Box::pin(async move {
             let batch = WriteBatch {
                 create_plan: Some(plan),
+                ..WriteBatch::default()
+            };
+            match self.write(batch).await? {
+                BatchOutcome::Committed {
+                    plan: Some(plan), ..
+                } => Ok(plan),
+                other => Err(unexpected(other)),
+            }
+        })
+    }
+
+    /// [`Store::create_plan`] with the plan queued already claimed by `owner` until `until`, in
+    /// the same transaction (a daemon solving the plans it accepts claims them for free).
+    fn create_plan_claimed<'a>(
+        &'a self,
+        plan: &'a NewPlan,
+        owner: &'a str,
+        until: DateTime<Utc>,
+    ) -> StoreFuture<'a, PlanRecord> {
+        Box::pin(async move {
+            let batch = WriteBatch {
+                create_plan: Some(plan),
+                claim_created: Some(NewClaim { owner, until }),
+                ..WriteBatch::default()
+            };
+            match self.write(batch).await? {
+                BatchOutcome::Committed {
+                    plan: Some(plan), ..
+                } => Ok(plan),
+                other => Err(unexpected(other)),
+            }
+        })
+    }
+
+    /// [`Store::update_plan`] that also takes the plan out of the queue if `owner` holds its
+    /// claim, in the same transaction (a solver recording the outcome).
+    fn finish_plan<'a>(
+        &'a self,
+        id: &'a str,
+        expected_version: u64,
+        update: &'a PlanUpdate,
+        owner: &'a str,
+    ) -> StoreFuture<'a, PlanRecord> {
+        Box::pin(async move {
+            let batch = WriteBatch {
+                update_plan: Some(PlanChange {
+                    id,
+                    expected_version,
+                    update,
+                }),
+                complete_claim: Some(owner),
                 ..WriteBatch::default()
             };
             match self.write(batch).await? {

@@ -57,6 +57,7 @@ impl Calendar {
         Ok(v)
     }
 
+    #[inline]
     pub(super) fn profile(&self, pool: u32, d: u16) -> Option<&Profile> {
         self.pools[pool as usize].profiles.get(&d)
     }
@@ -81,6 +82,7 @@ impl Calendar {
         None
     }
 
+    #[inline]
     pub(super) fn fits(&self, pool: u32, start: i64, end: i64, need: &Qty) -> bool {
         self.first_shortage(pool, start, end, need).is_none()
     }

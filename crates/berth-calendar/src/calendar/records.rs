@@ -58,6 +58,7 @@ pub(super) struct ResRec {
 }
 
 impl ResRec {
+    #[inline]
     pub(super) fn live(&self) -> bool {
         matches!(
             self.state,
@@ -65,6 +66,7 @@ impl ResRec {
         )
     }
 
+    #[inline]
     pub(super) fn hold(&self) -> &Qty {
         if self.state == ReservationState::Expired {
             &self.allocated
@@ -162,6 +164,7 @@ pub(super) fn contrib_apply(
 }
 
 impl Calendar {
+    #[inline]
     pub(super) fn record_contrib(&self, r: RecordRef) -> Option<Contribution> {
         match r {
             RecordRef::Reservation(id) => self
@@ -175,6 +178,7 @@ impl Calendar {
         }
     }
 
+    #[inline]
     pub(super) fn toggle(&mut self, r: RecordRef, add: bool) {
         if let Some((pool, s, e, c)) = self.record_contrib(r) {
             contrib_apply(&mut self.pools[pool as usize], s, e, &c, add);

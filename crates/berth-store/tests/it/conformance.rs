@@ -629,6 +629,35 @@ pub async fn plan_queue_claims_renews_and_completes(store: Arc<dyn Store>) {
     s.delete_plan("early").await.unwrap();
     assert!(s.queued_plans().await.unwrap().is_empty());
     assert_eq!(s.claim_plan("e", secs(100), hold).await.unwrap(), None);
+
+    // A plan created claimed: nobody else claims it before its claim ends; recording the
+    // outcome under the claim takes it out of the queue in the same write.
+    s.create_plan_claimed(&new_plan("mine", 3), "f", secs(130))
+        .await
+        .unwrap();
+    let q = s.queued_plans().await.unwrap();
+    assert_eq!(q.len(), 1);
+    let held = q[0].claim.clone().unwrap();
+    assert_eq!(
+        (held.owner.as_str(), held.until, held.attempts),
+        ("f", secs(130), 1)
+    );
+    assert_eq!(s.claim_plan("g", secs(129), hold).await.unwrap(), None);
+    let by_other = s
+        .finish_plan("mine", 1, &update("done", None, None), "g")
+        .await
+        .unwrap();
+    assert_eq!(by_other.version, 2);
+    assert_eq!(s.queued_plans().await.unwrap().len(), 1);
+    s.finish_plan("mine", 2, &update("done", None, None), "f")
+        .await
+        .unwrap();
+    assert!(s.queued_plans().await.unwrap().is_empty());
+    assert!(matches!(
+        s.finish_plan("mine", 2, &update("done", None, None), "f")
+            .await,
+        Err(StoreError::VersionConflict { .. })
+    ));
 }
 
 /// Many claimers at once (as workers of several daemons): every plan is claimed exactly once.
