@@ -282,3 +282,71 @@ async fn a_plan_held_by_a_dead_solver_is_taken_over_when_its_claim_runs_out() {
     assert_eq!(reserved_vcpu(&f, "dfw").await, 2);
     assert!(f.store.queued_plans().await.unwrap().is_empty());
 }
+
+/// A clustered daemon's plan service: its calendar commits only while it holds the lease.
+async fn cluster_node(f: &Fixture, id: &str) -> (Arc<crate::Ownership>, Arc<PlanService>) {
+    let own = crate::Ownership::new(
+        Arc::clone(&f.store),
+        Arc::new(f.clock.clone()),
+        crate::OwnershipOptions {
+            lease: "calendar".into(),
+            node_id: id.into(),
+            advertise_url: format!("http://{id}"),
+            lease_time: Duration::from_secs(3),
+        },
+    );
+    let res = ReservationService::open(
+        Arc::clone(&f.store),
+        ReservationOptions {
+            ownership: Some(Arc::clone(&own)),
+            ..ReservationOptions::default()
+        },
+        Arc::new(f.clock.clone()),
+        Notifier::disabled(),
+    )
+    .await
+    .unwrap();
+    let inv: Arc<dyn InventoryProvider> = Arc::new(StaticProvider::parse(INVENTORY).unwrap());
+    let plans = PlanService::start(
+        Arc::clone(&f.store),
+        inv,
+        res,
+        Arc::new(f.clock.clone()),
+        PlanConfig {
+            node: id.to_owned(),
+            poll: Duration::from_millis(20),
+            ..PlanConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    (own, plans)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_plans_accepted_anywhere_are_solved_and_reserved_by_the_lease_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("b.db").display());
+    let f = fixture(&url).await;
+    let (own_a, a) = cluster_node(&f, "a").await;
+    let (own_b, b) = cluster_node(&f, "b").await;
+    assert!(matches!(
+        own_a.refresh().await.unwrap(),
+        crate::Owner::Me { .. }
+    ));
+    assert!(matches!(
+        own_b.refresh().await.unwrap(),
+        crate::Owner::Other { .. }
+    ));
+    // Accepted by the daemon that cannot write the calendar: queued, not claimed by it.
+    let id = b.accept(request("via-b", template(2))).await.unwrap().id;
+    let plan = wait_final(&b, &id).await;
+    assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+    assert_eq!(plan.solved_by.as_deref(), Some("a"));
+    assert_eq!(plan.reservations.len(), 1);
+    let id = a.accept(request("via-a", template(1))).await.unwrap().id;
+    let plan = wait_final(&a, &id).await;
+    assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+    assert_eq!(plan.solved_by.as_deref(), Some("a"));
+    assert_eq!(reserved_vcpu(&f, "dfw").await, 3);
+}
