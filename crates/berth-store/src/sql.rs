@@ -588,7 +588,7 @@ macro_rules! sql_store {
                 hold: std::time::Duration,
             ) -> $crate::StoreFuture<'a, Option<$crate::PlanClaim>> {
                 use $crate::StoreError as E;
-                Box::pin(async move {
+                Box::pin($crate::lease::retry_serialization_n(40, move || async move {
                     let any: Option<String> = sqlx::query_scalar($crate::queue::q::ANY_CLAIMABLE)
                         .bind($crate::rows::micros(now))
                         .fetch_optional(&self.pool)
@@ -612,7 +612,7 @@ macro_rules! sql_store {
                         .map_err(E::db("claim plan"))?;
                     tx.commit().await.map_err(E::db("commit"))?;
                     row.map($crate::queue::ClaimRow::into_claim).transpose()
-                })
+                }))
             }
 
             fn renew_plan_claim<'a>(
@@ -623,7 +623,7 @@ macro_rules! sql_store {
                 hold: std::time::Duration,
             ) -> $crate::StoreFuture<'a, bool> {
                 use $crate::StoreError as E;
-                Box::pin(async move {
+                Box::pin($crate::lease::retry_serialization(move || async move {
                     let mut tx = self
                         .begin_write()
                         .await
@@ -638,7 +638,7 @@ macro_rules! sql_store {
                         .rows_affected();
                     tx.commit().await.map_err(E::db("commit"))?;
                     Ok(n == 1)
-                })
+                }))
             }
 
             fn complete_plan_claim<'a>(
@@ -647,7 +647,7 @@ macro_rules! sql_store {
                 owner: &'a str,
             ) -> $crate::StoreFuture<'a, bool> {
                 use $crate::StoreError as E;
-                Box::pin(async move {
+                Box::pin($crate::lease::retry_serialization(move || async move {
                     let mut tx = self
                         .begin_write()
                         .await
@@ -661,12 +661,12 @@ macro_rules! sql_store {
                         .rows_affected();
                     tx.commit().await.map_err(E::db("commit"))?;
                     Ok(n == 1)
-                })
+                }))
             }
 
             fn release_plan_claims<'a>(&'a self, owner: &'a str) -> $crate::StoreFuture<'a, u64> {
                 use $crate::StoreError as E;
-                Box::pin(async move {
+                Box::pin($crate::lease::retry_serialization(move || async move {
                     let mut tx = self
                         .begin_write()
                         .await
@@ -679,7 +679,7 @@ macro_rules! sql_store {
                         .rows_affected();
                     tx.commit().await.map_err(E::db("commit"))?;
                     Ok(n)
-                })
+                }))
             }
 
             fn queued_plans(&self) -> $crate::StoreFuture<'_, Vec<$crate::QueuedPlan>> {
