@@ -65,6 +65,10 @@ struct Args {
     /// Cluster run: every N-th request of a client is a plan (0: none).
     #[arg(long, default_value_t = 10)]
     plan_every: usize,
+    /// Cluster run: daemons in `[cluster]` mode (one holds the calendar's lease, the others
+    /// forward writes to it); without it every daemon appends to the shared stream.
+    #[arg(long)]
+    cluster: bool,
 }
 
 fn main() -> ExitCode {
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
             db,
             plan_every: a.plan_every,
             workers: opts.plan_workers,
+            lease: a.cluster,
         };
         return match rt.block_on(cluster(&o)) {
             Ok(r) => match serde_json::to_string(&r) {

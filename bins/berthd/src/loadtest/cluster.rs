@@ -46,6 +46,9 @@ pub struct ClusterOptions {
     pub plan_every: usize,
     /// Plan workers per daemon.
     pub workers: usize,
+    /// `[cluster]` mode: one daemon holds the calendar's lease and the others forward writes
+    /// to it (otherwise every daemon appends compare-and-set to the shared stream).
+    pub lease: bool,
 }
 
 /// What one run measured.
@@ -53,6 +56,9 @@ pub struct ClusterOptions {
 pub struct ClusterReport {
     /// `sqlite` or `postgres`.
     pub store: &'static str,
+    /// `lease` (`[cluster]` mode, writes forwarded to the holder) or `shared` (every daemon
+    /// appends compare-and-set).
+    pub mode: &'static str,
     /// Daemons.
     pub daemons: usize,
     /// Partitions.
@@ -86,6 +92,7 @@ impl ClusterReport {
                 ClusterDb::Sqlite => "sqlite",
                 ClusterDb::Postgres { .. } => "postgres",
             },
+            mode: if opts.lease { "lease" } else { "shared" },
             daemons: opts.daemons,
             partitions: opts.partitions,
             clients: opts.clients,
@@ -134,6 +141,9 @@ fn spawn(
         .env("BERTH_LOG", "warn")
         .env("BERTH_PLAN_NODE", format!("loadtest-{i}"))
         .env("BERTH_PLAN_WORKERS", opts.workers.max(1).to_string())
+        .env("BERTH_CLUSTER", if opts.lease { "true" } else { "false" })
+        .env("BERTH_NODE_ID", format!("loadtest-{i}"))
+        .env("BERTH_ADVERTISE_URL", format!("http://127.0.0.1:{port}"))
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(
@@ -212,12 +222,21 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
     }
     for p in 0..opts.partitions {
         let grow = json!({"zone": zone(p), "capacity": {"instances": 1_000_000_000u64}});
-        let r = targets[p % targets.len()]
-            .post("/increase-capacity", &grow)
-            .send()
-            .await?;
-        if !r.status().is_success() {
-            bail!("increase-capacity of {} failed: {}", zone(p), r.status());
+        // In `[cluster]` mode writes answer 503 until the daemons know the lease holder.
+        let mut tries = 0;
+        loop {
+            let r = targets[p % targets.len()]
+                .post("/increase-capacity", &grow)
+                .send()
+                .await?;
+            if r.status().is_success() {
+                break;
+            }
+            tries += 1;
+            if r.status() != reqwest::StatusCode::SERVICE_UNAVAILABLE || tries > 100 {
+                bail!("increase-capacity of {} failed: {}", zone(p), r.status());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
     let targets = Arc::new(targets);
