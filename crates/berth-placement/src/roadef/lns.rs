@@ -139,6 +139,15 @@ fn random_move(
         best_shift(st, model, journal, p);
     } else if kind < 16 {
         best_swap(st, model, rng, journal, p);
+    } else if kind < 40 {
+        // One target machine, explored fully: the shift there and every swap with its processes.
+        let t = if by_nb.len() > 1 && rng.below(2) == 0 {
+            let same = &by_nb[model.machines[from].neighborhood];
+            same[rng.below(same.len())]
+        } else {
+            rng.below(nm)
+        };
+        best_on_machine(st, model, journal, p, t);
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
         let to = if by_nb.len() > 1 && rng.below(2) == 0 {
@@ -199,6 +208,42 @@ fn swap(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, q: u
     }
 }
 
+/// The cheapest feasible move of `p` onto machine `t`: the shift, or a swap with one of the
+/// processes on `t`.
+fn best_on_machine(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, t: usize) {
+    if t == st.machine_of(p) {
+        return;
+    }
+    // (cost, None for the shift or Some(q) for the swap with q)
+    let mut best: Option<(i64, Option<usize>)> = None;
+    if try_shift(st, journal, p, t) {
+        best = Some((st.total(), None));
+        undo(st, journal);
+        journal.clear();
+    }
+    // A copy: undoing a swap reorders the machine's list.
+    let here = st.on(t).to_vec();
+    for q in here.into_iter().map(|q| q as usize) {
+        if swap(st, model, journal, p, q) {
+            let c = st.total();
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, Some(q)));
+            }
+            undo(st, journal);
+            journal.clear();
+        }
+    }
+    match best {
+        Some((_, None)) => {
+            try_shift(st, journal, p, t);
+        }
+        Some((_, Some(q))) => {
+            swap(st, model, journal, p, q);
+        }
+        None => {}
+    }
+}
+
 /// The cheapest feasible machine for `p` (all machines tried).
 fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize) {
     let mut best: Option<(i64, usize)> = None;
@@ -218,8 +263,9 @@ fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize
 }
 
 /// Ruin and recreate around one process: make room for `p` on a machine whose safety
-/// capacities hold it by moving up to 32 of that machine's processes elsewhere (each to the
-/// cheapest of a few feasible machines), then move `p` there. Every step keeps the hard
+/// capacities hold it by moving up to 32 of that machine's processes elsewhere (each chosen
+/// for its share of the most exceeded resource, each to the cheapest feasible machine), until
+/// `p` fits there within the safety capacities, then move `p` there. Every step keeps the hard
 /// constraints; all or nothing.
 fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal, p: usize) {
     let nm = model.machines.len();
@@ -236,18 +282,26 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
     let Some(target) = (0..10).map(|_| rng.below(nm)).find(|&m| roomy(m)) else {
         return;
     };
+    let safety = &model.machines[target].safety_capacity;
     for _ in 0..32 {
-        if st.fits(target, &[], &[p]) {
+        // The resource most above the safety capacity once `p` arrives.
+        let (excess, r) = (0..req.len())
+            .map(|r| (st.usage(target, r) + req[r] - safety[r], r))
+            .max()
+            .unwrap_or((0, 0));
+        if excess <= 0 && st.fits(target, &[], &[p]) {
             break;
         }
         let here = st.on(target);
         if here.is_empty() {
             break;
         }
-        let q = here[rng.below(here.len())] as usize;
+        let q = (0..3)
+            .map(|_| here[rng.below(here.len())] as usize)
+            .max_by_key(|&q| model.processes[q].requirement[r])
+            .unwrap_or(p);
         let mut best: Option<(i64, usize)> = None;
-        for _ in 0..8 {
-            let t = rng.below(nm);
+        for t in 0..nm {
             if t == target || t == from || !st.fits(t, &[], &[q]) {
                 continue;
             }
