@@ -123,14 +123,17 @@ fn random_move(
     journal.clear();
     let np = model.processes.len();
     let nm = model.machines.len();
-    // Half the time, a process on an overloaded machine (a few draws; load cost dominates).
+    // Half the time, a process on an overloaded machine (a few machine draws; load cost
+    // dominates, and a lone oversized process must be found too).
     let mut p = rng.below(np);
     if rng.below(2) == 0 {
-        for _ in 0..8 {
-            if st.overloaded(st.machine_of(p)) {
+        for _ in 0..16 {
+            let m = rng.below(nm);
+            let here = st.on(m);
+            if !here.is_empty() && st.overloaded(m) {
+                p = here[rng.below(here.len())] as usize;
                 break;
             }
-            p = rng.below(np);
         }
     }
     let from = st.machine_of(p);
@@ -262,11 +265,11 @@ fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize
     }
 }
 
-/// Ruin and recreate around one process: make room for `p` on a machine whose safety
-/// capacities hold it by moving up to 32 of that machine's processes elsewhere (each chosen
-/// for its share of the most exceeded resource, each to the cheapest feasible machine), until
-/// `p` fits there within the safety capacities, then move `p` there. Every step keeps the hard
-/// constraints; all or nothing.
+/// Ruin and recreate around one process: move `p` onto a machine whose safety capacities hold
+/// it, then move up to 32 of that machine's other processes away (each chosen for its share of
+/// the most exceeded resource, each to the cheapest feasible machine, the one `p` left
+/// included) until the machine keeps its capacities and, if it can, its safety capacities.
+/// Only the target's capacity may be broken in between; all or nothing.
 fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal, p: usize) {
     let nm = model.machines.len();
     let from = st.machine_of(p);
@@ -282,27 +285,39 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
     let Some(target) = (0..10).map(|_| rng.below(nm)).find(|&m| roomy(m)) else {
         return;
     };
+    st.shift(p, target);
+    journal.push((p, from, target));
+    if !st.holds_after(p, from) {
+        undo(st, journal);
+        journal.clear();
+        return;
+    }
     let safety = &model.machines[target].safety_capacity;
     for _ in 0..32 {
-        // The resource most above the safety capacity once `p` arrives.
+        // The resource most above the safety capacity.
         let (excess, r) = (0..req.len())
-            .map(|r| (st.usage(target, r) + req[r] - safety[r], r))
+            .map(|r| (st.usage(target, r) - safety[r], r))
             .max()
             .unwrap_or((0, 0));
-        if excess <= 0 && st.fits(target, &[], &[p]) {
+        if excess <= 0 && st.fits(target, &[], &[]) {
             break;
         }
-        let here = st.on(target);
+        let here: Vec<usize> = st
+            .on(target)
+            .iter()
+            .map(|&q| q as usize)
+            .filter(|&q| q != p)
+            .collect();
         if here.is_empty() {
             break;
         }
         let q = (0..3)
-            .map(|_| here[rng.below(here.len())] as usize)
+            .map(|_| here[rng.below(here.len())])
             .max_by_key(|&q| model.processes[q].requirement[r])
             .unwrap_or(p);
         let mut best: Option<(i64, usize)> = None;
         for t in 0..nm {
-            if t == target || t == from || !st.fits(t, &[], &[q]) {
+            if t == target || !st.fits(t, &[], &[q]) {
                 continue;
             }
             st.shift(q, t);
@@ -315,14 +330,12 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
             st.shift(q, target);
         }
         let Some((_, t)) = best else {
-            undo(st, journal);
-            journal.clear();
-            return;
+            break;
         };
         st.shift(q, t);
         journal.push((q, target, t));
     }
-    if !try_shift(st, journal, p, target) {
+    if !st.fits(target, &[], &[]) {
         undo(st, journal);
         journal.clear();
     }
