@@ -123,17 +123,14 @@ fn random_move(
     journal.clear();
     let np = model.processes.len();
     let nm = model.machines.len();
-    // Half the time, a process on an overloaded machine (a few machine draws; load cost
-    // dominates, and a lone oversized process must be found too).
+    // Half the time, a process on an overloaded machine (a few draws; load cost dominates).
     let mut p = rng.below(np);
     if rng.below(2) == 0 {
-        for _ in 0..16 {
-            let m = rng.below(nm);
-            let here = st.on(m);
-            if !here.is_empty() && st.overloaded(m) {
-                p = here[rng.below(here.len())] as usize;
+        for _ in 0..8 {
+            if st.overloaded(st.machine_of(p)) {
                 break;
             }
+            p = rng.below(np);
         }
     }
     let from = st.machine_of(p);
@@ -164,6 +161,16 @@ fn random_move(
         let q = rng.below(np);
         swap(st, model, journal, p, q);
     } else {
+        // A process on an overloaded machine, drawn by machine: a lone oversized process
+        // (a2_1) is then found too.
+        for _ in 0..16 {
+            let m = rng.below(nm);
+            let here = st.on(m);
+            if !here.is_empty() && st.overloaded(m) {
+                p = here[rng.below(here.len())] as usize;
+                break;
+            }
+        }
         eject(st, model, rng, journal, p);
     }
 }
