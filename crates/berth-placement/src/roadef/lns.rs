@@ -1,7 +1,7 @@
 //! Local search for machine reassignment: random shift and swap moves evaluated
 //! incrementally (`State`), with a share of best-of moves (the cheapest machine for a process,
-//! the cheapest of 64 swaps) and ejections (make room for a process on a roomy machine by
-//! moving others away); late-acceptance hill climbing; ruin-and-recreate kicks from the best
+//! the cheapest of 64 swaps, the cheapest shift or swap onto one machine) and ejections (move a
+//! process onto a roomy machine, then move others away); late-acceptance hill climbing; ruin-and-recreate kicks from the best
 //! assignment when the search stalls. Half the moves start from a process on an overloaded
 //! machine. Seeded, deterministic for a seed and an iteration budget; anytime under an
 //! injected deadline.
