@@ -1,7 +1,7 @@
 //! Local search for machine reassignment: random shift and swap moves evaluated
 //! incrementally (`State`), with a share of best-of moves (the cheapest machine for a process,
-//! the cheapest of 64 swaps) and ejections (make room for a process on a roomy machine by
-//! moving others away); late-acceptance hill climbing; ruin-and-recreate kicks from the best
+//! the cheapest of 64 swaps, the cheapest shift or swap onto one machine) and ejections (move a
+//! process onto a roomy machine, then move others away); late-acceptance hill climbing; ruin-and-recreate kicks from the best
 //! assignment when the search stalls. Half the moves start from a process on an overloaded
 //! machine. Seeded, deterministic for a seed and an iteration budget; anytime under an
 //! injected deadline.
@@ -139,6 +139,15 @@ fn random_move(
         best_shift(st, model, journal, p);
     } else if kind < 16 {
         best_swap(st, model, rng, journal, p);
+    } else if kind < 40 {
+        // One target machine, explored fully: the shift there and every swap with its processes.
+        let t = if by_nb.len() > 1 && rng.below(2) == 0 {
+            let same = &by_nb[model.machines[from].neighborhood];
+            same[rng.below(same.len())]
+        } else {
+            rng.below(nm)
+        };
+        best_on_machine(st, model, journal, p, t);
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
         let to = if by_nb.len() > 1 && rng.below(2) == 0 {
@@ -152,6 +161,16 @@ fn random_move(
         let q = rng.below(np);
         swap(st, model, journal, p, q);
     } else {
+        // A process on an overloaded machine, drawn by machine: a lone oversized process
+        // (a2_1) is then found too.
+        for _ in 0..16 {
+            let m = rng.below(nm);
+            let here = st.on(m);
+            if !here.is_empty() && st.overloaded(m) {
+                p = here[rng.below(here.len())] as usize;
+                break;
+            }
+        }
         eject(st, model, rng, journal, p);
     }
 }
@@ -199,6 +218,42 @@ fn swap(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, q: u
     }
 }
 
+/// The cheapest feasible move of `p` onto machine `t`: the shift, or a swap with one of the
+/// processes on `t`.
+fn best_on_machine(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, t: usize) {
+    if t == st.machine_of(p) {
+        return;
+    }
+    // (cost, None for the shift or Some(q) for the swap with q)
+    let mut best: Option<(i64, Option<usize>)> = None;
+    if try_shift(st, journal, p, t) {
+        best = Some((st.total(), None));
+        undo(st, journal);
+        journal.clear();
+    }
+    // A copy: undoing a swap reorders the machine's list.
+    let here = st.on(t).to_vec();
+    for q in here.into_iter().map(|q| q as usize) {
+        if swap(st, model, journal, p, q) {
+            let c = st.total();
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, Some(q)));
+            }
+            undo(st, journal);
+            journal.clear();
+        }
+    }
+    match best {
+        Some((_, None)) => {
+            try_shift(st, journal, p, t);
+        }
+        Some((_, Some(q))) => {
+            swap(st, model, journal, p, q);
+        }
+        None => {}
+    }
+}
+
 /// The cheapest feasible machine for `p` (all machines tried).
 fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize) {
     let mut best: Option<(i64, usize)> = None;
@@ -217,10 +272,11 @@ fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize
     }
 }
 
-/// Ruin and recreate around one process: make room for `p` on a machine whose safety
-/// capacities hold it by moving up to 32 of that machine's processes elsewhere (each to the
-/// cheapest of a few feasible machines), then move `p` there. Every step keeps the hard
-/// constraints; all or nothing.
+/// Ruin and recreate around one process: move `p` onto a machine whose safety capacities hold
+/// it, then move up to 32 of that machine's other processes away (each chosen for its share of
+/// the most exceeded resource, each to the cheapest feasible machine, the one `p` left
+/// included) until the machine keeps its capacities and, if it can, its safety capacities.
+/// Only the target's capacity may be broken in between; all or nothing.
 fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal, p: usize) {
     let nm = model.machines.len();
     let from = st.machine_of(p);
@@ -236,19 +292,39 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
     let Some(target) = (0..10).map(|_| rng.below(nm)).find(|&m| roomy(m)) else {
         return;
     };
+    st.shift(p, target);
+    journal.push((p, from, target));
+    if !st.holds_after(p, from) {
+        undo(st, journal);
+        journal.clear();
+        return;
+    }
+    let safety = &model.machines[target].safety_capacity;
     for _ in 0..32 {
-        if st.fits(target, &[], &[p]) {
+        // The resource most above the safety capacity.
+        let (excess, r) = (0..req.len())
+            .map(|r| (st.usage(target, r) - safety[r], r))
+            .max()
+            .unwrap_or((0, 0));
+        if excess <= 0 && st.fits(target, &[], &[]) {
             break;
         }
-        let here = st.on(target);
+        let here: Vec<usize> = st
+            .on(target)
+            .iter()
+            .map(|&q| q as usize)
+            .filter(|&q| q != p)
+            .collect();
         if here.is_empty() {
             break;
         }
-        let q = here[rng.below(here.len())] as usize;
+        let q = (0..3)
+            .map(|_| here[rng.below(here.len())])
+            .max_by_key(|&q| model.processes[q].requirement[r])
+            .unwrap_or(p);
         let mut best: Option<(i64, usize)> = None;
-        for _ in 0..8 {
-            let t = rng.below(nm);
-            if t == target || t == from || !st.fits(t, &[], &[q]) {
+        for t in 0..nm {
+            if t == target || !st.fits(t, &[], &[q]) {
                 continue;
             }
             st.shift(q, t);
@@ -261,14 +337,12 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
             st.shift(q, target);
         }
         let Some((_, t)) = best else {
-            undo(st, journal);
-            journal.clear();
-            return;
+            break;
         };
         st.shift(q, t);
         journal.push((q, target, t));
     }
-    if !try_shift(st, journal, p, target) {
+    if !st.fits(target, &[], &[]) {
         undo(st, journal);
         journal.clear();
     }

@@ -142,6 +142,11 @@ impl<'a> State<'a> {
         (0..self.nr).any(|r| self.over(m, r) > 0)
     }
 
+    /// Usage of resource `r` on machine `m`.
+    pub(super) fn usage(&self, m: usize, r: usize) -> i64 {
+        self.usage[m * self.nr + r]
+    }
+
     /// The processes on machine `m`.
     pub(super) fn on(&self, m: usize) -> &[u32] {
         &self.on[m]
