@@ -25,10 +25,12 @@ fn berth_proves_the_cpsat_optima() {
         let inst = generate(n, m, seed);
         let p = to_problem(&inst);
         let mut plans = Vec::new();
-        for threads in [1, 2] {
+        // Two threads: helpers from the root, and only after the first nodes (the default).
+        for (threads, helpers_after) in [(1, 0), (2, 0), (2, 2_000)] {
             let out = p
                 .solve(&SolveOptions {
                     threads,
+                    helpers_after,
                     ..SolveOptions::default()
                 })
                 .expect("valid problem");
@@ -45,5 +47,10 @@ fn berth_proves_the_cpsat_optima() {
             plans.push(values);
         }
         assert_eq!(plans[0], plans[1], "{}: 1 and 2 threads", inst.name);
+        assert_eq!(
+            plans[0], plans[2],
+            "{}: 1 and 2 threads, late helpers",
+            inst.name
+        );
     }
 }

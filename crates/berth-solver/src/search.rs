@@ -123,6 +123,9 @@ pub struct SolveOptions {
     ///
     /// [`Problem::solve`]: crate::Problem::solve
     pub threads: usize,
+    /// Main-search nodes before the other threads start: a problem proven within them does
+    /// not pay their start (0: from the root).
+    pub helpers_after: u64,
     /// Seed of the large-neighbourhood rounds' random choices (same seed, same rounds).
     pub seed: u64,
 }
@@ -139,6 +142,7 @@ impl Default for SolveOptions {
             explain_checks: 200,
             progress: None,
             threads: 1,
+            helpers_after: FIRST_GAP,
             seed: 0,
         }
     }
@@ -156,6 +160,7 @@ impl std::fmt::Debug for SolveOptions {
             .field("explain_checks", &self.explain_checks)
             .field("progress", &self.progress.is_some())
             .field("threads", &self.threads)
+            .field("helpers_after", &self.helpers_after)
             .field("seed", &self.seed)
             .finish()
     }
@@ -490,6 +495,27 @@ impl<'p> Engine<'p> {
             .first()
             .map(|f| (f.cost, f.solution.values.clone()));
         (best, ok && self.stats.stopped.is_none())
+    }
+
+    /// Searches at most `nodes` nodes from the current (root) node. True when that settled
+    /// the search (completed, or stopped by its own limits); otherwise the state is back at
+    /// the root, with the plans found kept as incumbents.
+    pub(crate) fn probe(&mut self, nodes: u64) -> bool {
+        let limit = self.node_limit;
+        let end = self.stats.nodes.saturating_add(nodes);
+        let mark = self.st.mark();
+        self.node_limit = Some(limit.map_or(end, |l| l.min(end)));
+        self.dfs(0);
+        self.node_limit = limit;
+        if self.stats.stopped != Some(StopReason::NodeLimit)
+            || limit.is_some_and(|l| self.stats.nodes >= l)
+        {
+            return true;
+        }
+        self.stats.stopped = None;
+        self.st.undo_to(mark);
+        self.st.clear_events();
+        false
     }
 
     /// Neighbourhood rounds around the shared incumbent until the main search ends or the

@@ -174,7 +174,10 @@ impl Problem {
             let single = k == 1 && rounds == 1 && !opts.stop_at_first;
             let threads = opts.threads.max(1);
             let mark = e.st.mark();
-            if single && threads > 1 {
+            // Helper threads only when the main search has not settled in its first nodes: a
+            // small problem does not pay their start.
+            let helpers = single && threads > 1;
+            if helpers && !e.probe(opts.helpers_after) {
                 e.share(&shared);
                 let root = e.st.clone();
                 let helpers: Vec<Engine<'_>> =
@@ -196,7 +199,7 @@ impl Problem {
                     handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
                 });
                 stats.nodes += nodes;
-            } else {
+            } else if !helpers {
                 if single {
                     e.improve(opts.seed, FIRST_GAP);
                 }

@@ -847,13 +847,14 @@ proptest! {
     }
 
     /// More threads (helpers improving a shared incumbent, then the canonical pass): the
-    /// brute-force optimum and the very plan one thread returns, run after run.
+    /// brute-force optimum and the very plan one thread returns, run after run, whether the
+    /// helpers start at the root, after a few nodes (a probe cut, the search restarted) or never.
     #[test]
-    fn threads_return_the_plan_of_one_thread(seed in any::<u64>(), threads in 2usize..5, grouped in any::<bool>()) {
+    fn threads_return_the_plan_of_one_thread(seed in any::<u64>(), threads in 2usize..5, grouped in any::<bool>(), after in prop_oneof![Just(0u64), 1u64..30, Just(2_000)]) {
         let spec = if grouped { gen_grouped(seed) } else { gen_contended(seed) };
         let p = build(&spec);
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
-        let solve = |threads: usize| p.solve(&SolveOptions { threads, ..SolveOptions::default() })
+        let solve = |threads: usize| p.solve(&SolveOptions { threads, helpers_after: after, ..SolveOptions::default() })
             .map_err(|e| TestCaseError::fail(e.to_string()));
         let one = solve(1)?;
         let many = solve(threads)?;

@@ -195,11 +195,12 @@ fn big_problem() -> Problem {
 #[test]
 fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
     let p = big_problem();
-    let plan = |threads: usize, seed: u64| {
+    let plan = |threads: usize, seed: u64, helpers_after: u64| {
         let out = p
             .solve(&SolveOptions {
                 threads,
                 seed,
+                helpers_after,
                 ..SolveOptions::default()
             })
             .expect("valid problem");
@@ -212,9 +213,15 @@ fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
         assert!(optimal);
         solutions[0].clone()
     };
-    let one = plan(1, 0);
+    let one = plan(1, 0, 0);
     for (threads, seed) in [(2, 0), (4, 0), (2, 7), (1, 7)] {
-        assert_eq!(plan(threads, seed), one, "{threads} threads, seed {seed}");
+        for after in [0, 100, 2_000] {
+            assert_eq!(
+                plan(threads, seed, after),
+                one,
+                "{threads} threads, seed {seed}, helpers after {after} nodes"
+            );
+        }
     }
 }
 
