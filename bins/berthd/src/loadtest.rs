@@ -289,7 +289,7 @@ pub async fn run(opts: &LoadOptions) -> Result<Report> {
                     continue;
                 };
                 accept.push(t0.elapsed().as_secs_f64() * 1e3);
-                if wait_final(&t, &id).await {
+                if wait_final(&t, &id, Duration::from_millis(5), Duration::from_secs(300)).await {
                     e2e.push(t0.elapsed().as_secs_f64() * 1e3);
                 } else {
                     errors += 1;
@@ -346,9 +346,10 @@ async fn wait_ready(t: &Target) -> Result<()> {
     bail!("the daemon at {} did not become ready", t.base)
 }
 
-async fn wait_final(t: &Target, id: &str) -> bool {
+/// Polls a plan every `poll` until it is final or `limit` passed; whether it is `done`.
+async fn wait_final(t: &Target, id: &str, poll: Duration, limit: Duration) -> bool {
     let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(300) {
+    while started.elapsed() < limit {
         if let Ok(r) = t.get(&format!("/v1/plans/{id}")).send().await
             && let Ok(v) = r.json::<Value>().await
         {
@@ -358,7 +359,7 @@ async fn wait_final(t: &Target, id: &str) -> bool {
                 _ => {}
             }
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(poll).await;
     }
     false
 }

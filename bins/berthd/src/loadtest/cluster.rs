@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Phase, TEMPLATE, Target, phase, wait_ready};
+use super::{Phase, TEMPLATE, Target, phase, wait_final, wait_ready};
 
 /// The database the daemons share.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,7 +296,10 @@ async fn client_loop(
                 _ => None,
             };
             match id {
-                Some(id) if wait_final(t, &id).await => {
+                Some(id)
+                    if wait_final(t, &id, Duration::from_millis(10), Duration::from_secs(120))
+                        .await =>
+                {
                     out.plans.push(t0.elapsed().as_secs_f64() * 1e3);
                 }
                 _ => out.plan_errors += 1,
@@ -313,22 +316,4 @@ async fn client_loop(
         }
     }
     out
-}
-
-/// Polls a plan every 10 ms until it is final; whether it is `done`.
-async fn wait_final(t: &Target, id: &str) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(120) {
-        if let Ok(r) = t.get(&format!("/v1/plans/{id}")).send().await
-            && let Ok(v) = r.json::<Value>().await
-        {
-            match v["plans"][0]["status"].as_str() {
-                Some("done") => return true,
-                Some("not found" | "error") => return false,
-                _ => {}
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
 }
