@@ -29,7 +29,8 @@ commands:
           real target/debug/berthd
   lint-deploy  check the Dockerfile, docker-compose.yml, deploy/kubernetes and the systemd unit
   loadtest  64 concurrent clients against an in-process berthd (extra arguments go to berth-loadtest);
-          [--daemons N] [--partitions P] [--clients C] [--seconds S] [--store sqlite|postgres]:
+          [--daemons N] [--partitions P] [--clients C] [--seconds S] [--store sqlite|postgres]
+          [--cluster (lease + forwarding)]:
           N berthd processes on one database (PostgreSQL: BERTH_LOADTEST_PG_URL or a throwaway
           cluster), reservations/s, plans/s, p50/p99, errors; --sweep: N in 1,2,4 with P = N and
           P = 8 plus single-daemon SQLite, writes docs/scaling.csv and docs/scaling.svg
