@@ -179,25 +179,19 @@ impl Model {
         let weight_service_move = t.value(|| "weight_service_move".into())?;
         let weight_machine_move = t.value(|| "weight_machine_move".into())?;
         t.end()?;
-        let neighborhoods = machines
-            .iter()
-            .map(|m| m.neighborhood + 1)
-            .max()
-            .unwrap_or(0);
-        let locations = machines.iter().map(|m| m.location + 1).max().unwrap_or(0);
-        Ok(Model {
+        Ok(Model::assemble(
             resources,
             machines,
             services,
             processes,
             balances,
-            weight_process_move,
-            weight_service_move,
-            weight_machine_move,
+            [
+                weight_process_move,
+                weight_service_move,
+                weight_machine_move,
+            ],
             move_costs,
-            neighborhoods,
-            locations,
-        })
+        ))
     }
 
     /// Parses an assignment (or solution) file: one machine index per process.
@@ -274,13 +268,28 @@ impl Model {
                 ));
             }
         }
+        Ok(Model::assemble(
+            resources, machines, services, processes, balances, weights, move_costs,
+        ))
+    }
+
+    /// The model with its derived counts (neighborhoods, locations) from the machines.
+    fn assemble(
+        resources: Vec<Resource>,
+        machines: Vec<Machine>,
+        services: Vec<Service>,
+        processes: Vec<Process>,
+        balances: Vec<Balance>,
+        weights: [i64; 3],
+        move_costs: Vec<u32>,
+    ) -> Model {
         let neighborhoods = machines
             .iter()
             .map(|m| m.neighborhood + 1)
             .max()
             .unwrap_or(0);
         let locations = machines.iter().map(|m| m.location + 1).max().unwrap_or(0);
-        Ok(Model {
+        Model {
             resources,
             machines,
             services,
@@ -292,7 +301,7 @@ impl Model {
             move_costs,
             neighborhoods,
             locations,
-        })
+        }
     }
 }
 
