@@ -124,7 +124,9 @@ impl Calendar {
         ) {
             return Err(CalendarError::ReservationClosed { id, state: r.state });
         }
-        let locked = (r.state == ReservationState::Active).then_some(r.start);
+        // Started means the start has passed, even before `Advance` marks it active:
+        // allocations may already hold it from that start.
+        let locked = (r.state == ReservationState::Active || r.start <= now).then_some(r.start);
         let (spec, unknown) = self.spec(&req, now, locked).map_err(|e| match e {
             CalendarError::StartLocked { .. } => CalendarError::StartLocked { id },
             e => e,

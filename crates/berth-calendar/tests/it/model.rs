@@ -731,7 +731,8 @@ impl Model {
                 ) {
                     return Err(k("ReservationClosed"));
                 }
-                let locked = (r.state == ReservationState::Active).then_some(r.start);
+                let locked =
+                    (r.state == ReservationState::Active || r.start <= now).then_some(r.start);
                 let spec = self.spec(req, now, locked)?;
                 if r.allocated
                     .iter()

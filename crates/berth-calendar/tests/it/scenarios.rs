@@ -1016,3 +1016,27 @@ fn time_never_goes_backwards() {
         Err(CalendarError::UnknownZone { .. })
     ));
 }
+
+/// Found by the snapshot property test: a reservation whose start had passed, though no
+/// `Advance` had marked it active yet, could move its start past its allocations' start.
+#[test]
+fn start_is_locked_once_passed_even_before_advance_marks_it_active() {
+    let mut cal = promise_calendar(Policy::default());
+    let req =
+        ReservationRequest::new("zone-1", Amounts::new().with("cores", 2)).window(h(2), h(20));
+    let (id, _) = cal.create_reservation(req, t0()).unwrap();
+    let alloc = AllocationRequest::reserved(id, Amounts::new().with("cores", 1));
+    cal.create_allocation(alloc, h(3)).unwrap();
+    let moved =
+        ReservationRequest::new("zone-1", Amounts::new().with("cores", 2)).window(h(4), h(20));
+    assert_eq!(
+        cal.update_reservation(id, moved, h(3)),
+        Err(CalendarError::StartLocked { id })
+    );
+    // Without a start the update keeps the one that passed instead of restarting now.
+    let same = ReservationRequest::new("zone-1", Amounts::new().with("cores", 3)).ending(h(20));
+    cal.update_reservation(id, same, h(3)).unwrap();
+    assert_eq!(cal.reservation(id).unwrap().start, h(2));
+    let restored = Calendar::restore(cal.snapshot()).unwrap();
+    assert_eq!(restored.state(), cal.state());
+}
