@@ -1,7 +1,7 @@
 //! Runs the machine reassignment search on one ROADEF/EURO 2012 instance, writes the
 //! solution file, reads it back and checks it with the independent checker; prints one JSON
 //! line. `cargo xtask bench-roadef` drives it:
-//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N]`.
+//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES]`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +18,9 @@ fn main() {
     };
     let [model_path, assignment_path, out_path] = [0, 1, 2].map(|k| {
         args.get(k).cloned().unwrap_or_else(|| {
-            eprintln!("usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N]");
+            eprintln!(
+                "usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES]"
+            );
             std::process::exit(2)
         })
     });
@@ -43,8 +45,8 @@ fn main() {
         seed,
         history: flag("--history").map_or(LnsOptions::default().history, |h| h as usize),
         stall: flag("--stall").map_or(LnsOptions::default().stall, |h| h as u64),
+        iterations: flag("--iterations").map(|n| n as u64),
         deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
-        ..LnsOptions::default()
     };
     let out = improve(&model, &initial, &options).unwrap_or_else(|e| fail(e));
     let elapsed = started.elapsed().as_secs_f64();

@@ -1,10 +1,10 @@
 //! Local search for machine reassignment: random shift and swap moves evaluated
 //! incrementally (`State`), with a share of best-of moves (the cheapest machine for a process,
-//! the cheapest of 64 swaps, the cheapest shift or swap onto one machine) and ejections (move a
-//! process onto a roomy machine, then move others away); late-acceptance hill climbing; ruin-and-recreate kicks from the best
-//! assignment when the search stalls. Half the moves start from a process on an overloaded
-//! machine. Seeded, deterministic for a seed and an iteration budget; anytime under an
-//! injected deadline.
+//! the cheapest of 64 swaps), exact repacking of two machines (`pair`) and ejections (move a
+//! process onto a roomy machine, then move others away); late-acceptance hill climbing;
+//! ruin-and-recreate kicks from the best assignment when the search stalls. Half the moves
+//! start from a process on an overloaded machine. Seeded, deterministic for a seed and an
+//! iteration budget; anytime under an injected deadline.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use berth_solver::Deadline;
 
 use super::check::check;
 use super::model::Model;
+use super::pair;
 use super::state::State;
 use crate::error::PlacementError;
 
@@ -80,6 +81,14 @@ impl Rng {
     }
 }
 
+/// Out of 256 moves, how many repack two machines exactly; the node budget of each and how
+/// many of their processes each may move.
+const PAIR_SHARE: usize = 48;
+const PAIR_NODES: u64 = 20_000;
+const PAIR_FREE: usize = 16;
+/// Roomy partners are the roomiest of this many random machines.
+const PAIR_PICK: usize = 2;
+
 /// The shifts of the move being tried: (process, from, to), in order.
 type Journal = Vec<(usize, usize, usize)>;
 
@@ -139,15 +148,36 @@ fn random_move(
         best_shift(st, model, journal, p);
     } else if kind < 16 {
         best_swap(st, model, rng, journal, p);
-    } else if kind < 40 {
-        // One target machine, explored fully: the shift there and every swap with its processes.
-        let t = if by_nb.len() > 1 && rng.below(2) == 0 {
-            let same = &by_nb[model.machines[from].neighborhood];
-            same[rng.below(same.len())]
-        } else {
-            rng.below(nm)
+    } else if kind < 16 + PAIR_SHARE {
+        // Both machines' processes split again, exactly: compound moves. Half the time with
+        // the roomiest of a few machines, where load can go.
+        let t = match rng.below(4) {
+            0 => {
+                let same = &by_nb[model.machines[from].neighborhood];
+                same[rng.below(same.len())]
+            }
+            1 => rng.below(nm),
+            _ => (0..PAIR_PICK)
+                .map(|_| rng.below(nm))
+                .max_by_key(|&m| st.slack(m))
+                .unwrap_or(from),
         };
-        best_on_machine(st, model, journal, p, t);
+        if t != from {
+            let mut free: Vec<usize> = st
+                .on(from)
+                .iter()
+                .chain(st.on(t))
+                .map(|&q| q as usize)
+                .collect();
+            // A random part of both machines when they hold too many for an exact split.
+            while free.len() > PAIR_FREE {
+                free.swap_remove(rng.below(free.len()));
+            }
+            if !free.contains(&p) {
+                free[0] = p;
+            }
+            journal.extend(pair::repack(st, model, [from, t], &free, PAIR_NODES));
+        }
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
         let to = if by_nb.len() > 1 && rng.below(2) == 0 {
@@ -215,42 +245,6 @@ fn swap(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, q: u
         st.shift(q, to);
         st.shift(p, from);
         false
-    }
-}
-
-/// The cheapest feasible move of `p` onto machine `t`: the shift, or a swap with one of the
-/// processes on `t`.
-fn best_on_machine(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, t: usize) {
-    if t == st.machine_of(p) {
-        return;
-    }
-    // (cost, None for the shift or Some(q) for the swap with q)
-    let mut best: Option<(i64, Option<usize>)> = None;
-    if try_shift(st, journal, p, t) {
-        best = Some((st.total(), None));
-        undo(st, journal);
-        journal.clear();
-    }
-    // A copy: undoing a swap reorders the machine's list.
-    let here = st.on(t).to_vec();
-    for q in here.into_iter().map(|q| q as usize) {
-        if swap(st, model, journal, p, q) {
-            let c = st.total();
-            if best.is_none_or(|(b, _)| c < b) {
-                best = Some((c, Some(q)));
-            }
-            undo(st, journal);
-            journal.clear();
-        }
-    }
-    match best {
-        Some((_, None)) => {
-            try_shift(st, journal, p, t);
-        }
-        Some((_, Some(q))) => {
-            swap(st, model, journal, p, q);
-        }
-        None => {}
     }
 }
 

@@ -19,6 +19,7 @@ mod check;
 mod cost;
 mod lns;
 mod model;
+mod pair;
 mod state;
 
 #[cfg(test)]

@@ -142,9 +142,22 @@ impl<'a> State<'a> {
         (0..self.nr).any(|r| self.over(m, r) > 0)
     }
 
+    /// Room under the safety capacities of machine `m`, per mille of each summed.
+    pub(super) fn slack(&self, m: usize) -> i64 {
+        let sc = &self.model.machines[m].safety_capacity;
+        (0..self.nr)
+            .map(|r| (sc[r] - self.usage[m * self.nr + r]).max(0) * 1_000 / sc[r].max(1))
+            .sum()
+    }
+
     /// Usage of resource `r` on machine `m`.
     pub(super) fn usage(&self, m: usize, r: usize) -> i64 {
         self.usage[m * self.nr + r]
+    }
+
+    /// Transient usage machine `m` keeps for the processes moved away from it.
+    pub(super) fn gone(&self, m: usize, r: usize) -> i64 {
+        self.gone[m * self.nr + r]
     }
 
     /// The processes on machine `m`.

@@ -351,3 +351,62 @@ proptest! {
         prop_assert!(out.cost <= out.initial_cost);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Repacking two machines against brute force over every split of their processes: with
+    /// the service move cost off (the one global term the split's bound leaves out) it finds
+    /// the cheapest split the checker accepts whenever one beats the current assignment, and
+    /// otherwise changes nothing; with it on, whatever it applies is feasible and cheaper.
+    #[test]
+    fn pair_repacking_finds_the_cheapest_split((model, initial, moves) in instance(), exact in any::<bool>()) {
+        let mut model = model;
+        if exact {
+            model.weight_service_move = 0;
+        }
+        let nm = model.machines.len();
+        let mut st = State::new(&model, &initial);
+        // Wander off the initial assignment first so move costs and transient usage count.
+        for &(p, k, _) in moves.iter().take(20) {
+            let (from, to) = (st.machine_of(p), k % nm);
+            if to != from && st.fits(to, &[], &[p]) {
+                st.shift(p, to);
+                if !st.holds_after(p, from) {
+                    st.shift(p, from);
+                }
+            }
+        }
+        let (a, b) = (moves[20].0 % nm, moves[21].1 % nm);
+        prop_assume!(a != b);
+        let free: Vec<usize> = st.on(a).iter().chain(st.on(b)).map(|&q| q as usize).collect();
+        prop_assume!(free.len() <= 10);
+        let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+        let before = st.total();
+        prop_assert_eq!(before, cost(&model, &initial, &now).total);
+        let mut best = before;
+        for mask in 0u32..(1 << free.len()) {
+            let mut candidate = now.clone();
+            for (i, &p) in free.iter().enumerate() {
+                candidate[p] = if mask >> i & 1 == 1 { b } else { a };
+            }
+            let verdict = check(&model, &initial, &candidate);
+            if verdict.feasible() {
+                best = best.min(verdict.cost.unwrap().total);
+            }
+        }
+        let shifts = super::pair::repack(&mut st, &model, [a, b], &free, u64::MAX);
+        let after: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+        let verdict = check(&model, &initial, &after);
+        prop_assert!(verdict.feasible(), "{:?}", verdict.violations);
+        prop_assert_eq!(st.total(), verdict.cost.unwrap().total);
+        if shifts.is_empty() {
+            prop_assert_eq!(&after, &now);
+        } else {
+            prop_assert!(st.total() < before);
+        }
+        if exact {
+            prop_assert_eq!(st.total(), best);
+        }
+    }
+}
