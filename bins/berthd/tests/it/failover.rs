@@ -49,6 +49,8 @@ fn node(dir: &std::path::Path, db: &Db, i: usize, isolation: &str) -> Daemon {
         db,
         &[
             ("BERTH_CLUSTER", "true"),
+            // One calendar with one lease (partitions: `partitions.rs`).
+            ("BERTH_CLUSTER_PARTITION_KEY", "none"),
             ("BERTH_NODE_ID", &id),
             ("BERTH_LEASE_SECS", &lease),
             ("BERTH_PG_ISOLATION", isolation),
