@@ -647,6 +647,13 @@ impl ReservationService {
                 });
             }
         }
+        if let [one] = targets.as_slice() {
+            // The common case (and the only one unpartitioned): no copy of the command.
+            let part = self
+                .open_part(Some(one).filter(|n| !n.is_empty()).cloned())
+                .await?;
+            return part.command(command, idem).await;
+        }
         // Several candidates (a zone whose pools lie in several partitions): the first, in
         // name order, that knows the zone and admits the request takes it.
         let mut first_err = None;
