@@ -219,7 +219,15 @@ fn sweep(f: &Flags) -> Result<()> {
     let seconds = f.seconds.unwrap_or(10.0);
     let clients = f.clients.unwrap_or(32);
     let mut rows = Vec::new();
-    let sqlite_extra = [f.rest.clone(), vec!["--partitions".into(), "1".into()]].concat();
+    // The SQLite point is the zero-setup default: one daemon, no `[cluster]`, whatever the
+    // PostgreSQL runs use.
+    let plain: Vec<String> = f
+        .rest
+        .iter()
+        .filter(|a| *a != "--cluster")
+        .cloned()
+        .collect();
+    let sqlite_extra = [plain, vec!["--partitions".into(), "1".into()]].concat();
     rows.push(cluster_run(
         "sqlite",
         None,

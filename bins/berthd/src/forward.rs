@@ -1,7 +1,11 @@
-//! Forwarding in a cluster: a daemon that does not hold the calendar's lease sends each write
-//! (any method but GET, HEAD, OPTIONS) to the holder's advertised URL and relays the answer,
-//! so clients need not know which daemon writes. Credentials travel with the request (the
-//! holder checks them); a forwarded request carries `x-berth-forwarded-by` and is never
+//! Forwarding in a cluster: a daemon that does not hold the lease a write needs sends it (any
+//! method but GET, HEAD, OPTIONS) to the holder's advertised URL and relays the answer, so
+//! clients need not know which daemon writes. Unpartitioned, that is the calendar's lease for
+//! every write. Partitioned, the write's partition is read from its JSON body (buffered up to
+//! the body limit): a partition-qualified `reservation-id` / `instance-id`, else `zone` with
+//! `provider` or `source` by the partition key; a write naming no partition (plans,
+//! providers, webhooks of reservations) is served here. Credentials travel with the request
+//! (the holder checks them); a forwarded request carries `x-berth-forwarded-by` and is never
 //! forwarded again, so a stale view cannot bounce a request around.
 
 use std::sync::Arc;
@@ -12,14 +16,27 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use berth_service::{Owner, Ownership};
+use berth_service::{Owner, Ownership, ReservationService};
 
 /// Marks a forwarded request (value: the forwarding node's id).
 pub const FORWARDED_BY: &str = "x-berth-forwarded-by";
 
+/// Where writes go.
+pub enum Route {
+    /// One calendar: every write to the holder of its lease.
+    Lease(Arc<Ownership>),
+    /// Partitions: each write to the holder of its partition's lease.
+    Partitions {
+        /// The partitioned calendar (its partitions' leases).
+        service: Arc<ReservationService>,
+        /// This daemon's node id.
+        node_id: String,
+    },
+}
+
 /// What the forwarding layer needs.
 pub struct Forwarder {
-    ownership: Arc<Ownership>,
+    route: Route,
     client: reqwest::Client,
     body_limit: usize,
 }
@@ -27,7 +44,7 @@ pub struct Forwarder {
 impl Forwarder {
     /// Forwards with `timeout` per request and bodies up to `body_limit` bytes.
     pub fn new(
-        ownership: Arc<Ownership>,
+        route: Route,
         timeout: Duration,
         body_limit: usize,
     ) -> anyhow::Result<Arc<Forwarder>> {
@@ -37,7 +54,7 @@ impl Forwarder {
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(Arc::new(Forwarder {
-            ownership,
+            route,
             client,
             body_limit,
         }))
@@ -52,7 +69,34 @@ pub async fn forward(State(f): State<Arc<Forwarder>>, req: Request, next: Next) 
     {
         return next.run(req).await;
     }
-    let Owner::Other { node, url } = f.ownership.owner() else {
+    let (req, owner) = match &f.route {
+        Route::Lease(o) => (req, o.owner()),
+        Route::Partitions { service, .. } => {
+            let (parts, body) = req.into_parts();
+            let bytes = match axum::body::to_bytes(body, f.body_limit).await {
+                Ok(b) => b,
+                Err(e) => {
+                    return (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("cannot read the request body: {e}"),
+                    )
+                        .into_response();
+                }
+            };
+            let owner = match partition_of(service, &bytes) {
+                Some(p) => match service.owner_of(&p).await {
+                    Ok(o) => o,
+                    Err(e) => {
+                        tracing::debug!(partition = %p, error = %e, "partition owner unknown; serving here");
+                        Owner::Unknown
+                    }
+                },
+                None => Owner::Unknown,
+            };
+            (Request::from_parts(parts, Body::from(bytes)), owner)
+        }
+    };
+    let Owner::Other { node, url } = owner else {
         return next.run(req).await;
     };
     metrics::counter!("berth_forwarded_requests_total").increment(1);
@@ -80,7 +124,10 @@ async fn relay(f: &Forwarder, base: &str, req: Request) -> Result<Response, Stri
             headers.append(k.clone(), v.clone());
         }
     }
-    let me = f.ownership.options().node_id.clone();
+    let me = match &f.route {
+        Route::Lease(o) => o.options().node_id.clone(),
+        Route::Partitions { node_id, .. } => node_id.clone(),
+    };
     if let Ok(v) = HeaderValue::from_str(&me) {
         headers.insert(HeaderName::from_static(FORWARDED_BY), v);
     }
@@ -104,6 +151,43 @@ async fn relay(f: &Forwarder, base: &str, req: Request) -> Result<Response, Stri
     *out.status_mut() = status;
     *out.headers_mut() = out_headers;
     Ok(out)
+}
+
+/// The partition a write's JSON body names: the partition of a qualified `reservation-id` or
+/// `instance-id`, else of its `zone` (default `default`) with `provider` or a `source` pool
+/// or provider. `None` when it names none, or a zone whose pools may lie in several
+/// partitions (the service here tries them).
+pub fn partition_of(service: &ReservationService, body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let text = |k: &str| v.get(k).and_then(|x| x.as_str());
+    for key in ["reservation-id", "instance-id"] {
+        if let Some(id) = text(key) {
+            return id.rsplit_once(':').map(|(p, _)| p.to_owned());
+        }
+    }
+    let mut zone = text("zone");
+    let mut provider = text("provider").or_else(|| text("provider-id"));
+    let source = v
+        .get("source")
+        .and_then(|s| s.as_str().or_else(|| s.get("id").and_then(|x| x.as_str())));
+    if let Some(src) = source {
+        if let Some(p) = src.strip_prefix("ResourceProvider:") {
+            provider = Some(p);
+        } else {
+            let pool = src.strip_prefix("ResourcePool:").unwrap_or(src);
+            match pool.split_once('/') {
+                Some((z, p)) => {
+                    zone = Some(z);
+                    provider = Some(p);
+                }
+                None => provider = Some(pool),
+            }
+        }
+    }
+    if zone.is_none() && provider.is_none() {
+        return None;
+    }
+    service.partition_for(zone.unwrap_or("default"), provider)
 }
 
 /// Headers that belong to one connection, not to the request.

@@ -16,8 +16,9 @@ use anyhow::{Context, Result};
 use berth_calendar::{Amounts, CapacityChange, Command, PoolKey};
 use berth_inventory::{AttrValue, Inventory, StaticProvider};
 use berth_service::{
-    Notifier, NotifyConfig, Ownership, OwnershipOptions, PlanConfig, PlanService, ProviderFlavor,
-    ProviderInfo, ReservationOptions, ReservationService, SystemClock, WallClock,
+    ClusterOptions, Notifier, NotifyConfig, Ownership, OwnershipOptions, PartitionKey, PlanConfig,
+    PlanService, ProviderFlavor, ProviderInfo, ReservationOptions, ReservationService, SystemClock,
+    WallClock,
 };
 
 pub use config::Config;
@@ -221,7 +222,29 @@ pub async fn serve(
     };
     check_stored_credentials(&*store, key.as_ref()).await?;
     let clock: Arc<dyn WallClock> = Arc::new(SystemClock);
-    let ownership = cluster_ownership(&cfg, &store, &clock, listener.as_ref());
+    let identity = cluster_identity(&cfg, listener.as_ref());
+    let partition_key = match (&identity, cfg.cluster.partition_key) {
+        (None, _) | (_, config::PartitionKey::None) => None,
+        (Some(_), config::PartitionKey::Zone) => Some(PartitionKey::Zone),
+        (Some(_), config::PartitionKey::Provider) => Some(PartitionKey::Provider),
+        (Some(_), config::PartitionKey::Pool) => Some(PartitionKey::Pool),
+    };
+    // Partitioned: a lease per partition, held by the service; else one for the calendar.
+    let ownership = identity
+        .as_ref()
+        .filter(|_| partition_key.is_none())
+        .map(|c| {
+            Ownership::new(
+                Arc::clone(&store),
+                Arc::clone(&clock),
+                OwnershipOptions {
+                    lease: cfg.stream.clone(),
+                    node_id: c.node_id.clone(),
+                    advertise_url: c.advertise_url.clone(),
+                    lease_time: c.lease_time,
+                },
+            )
+        });
     if let Some(o) = &ownership {
         // Before seeding: the lease holder seeds, the others find it seeded.
         match o.refresh().await {
@@ -239,9 +262,21 @@ pub async fn serve(
         snapshot_every: cfg.journal.snapshot_every,
         static_providers: vec![inventory_provider(&inventory)],
         ownership: ownership.clone(),
+        partition_key,
+        cluster: identity.clone().filter(|_| partition_key.is_some()),
+    };
+    let layout = match partition_key {
+        Some(k) => format!("partitioned by {}", k.name()),
+        None => "not partitioned".to_owned(),
     };
     let reservations =
-        ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier).await?;
+        ReservationService::open(Arc::clone(&store), opts, Arc::clone(&clock), notifier)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot open the calendar ({layout}: `[cluster] partition_key` / BERTH_CLUSTER_PARTITION_KEY, `none` or off the cluster for one stream)"
+                )
+            })?;
     let writes_here = ownership.as_ref().is_none_or(|o| o.token().is_some());
     if cfg.seed_capacity && writes_here && reservations.seq().await == 0 && !seed.is_empty() {
         let n = seed.len();
@@ -283,7 +318,10 @@ pub async fn serve(
     )
     .await?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let leases = ownership.as_ref().map(|o| o.spawn(stop_rx.clone()));
+    let leases = match &ownership {
+        Some(o) => Some(o.spawn(stop_rx.clone())),
+        None => reservations.spawn_leases(stop_rx.clone()),
+    };
     let timer = reservations.spawn_timer(Duration::from_secs(1), stop_rx);
     let api = berth_api::ApiConfig {
         auth,
@@ -305,8 +343,16 @@ pub async fn serve(
             .with_stop(streams_stopped),
         api,
     );
-    if let Some(o) = &ownership {
-        let forwarder = forward::Forwarder::new(Arc::clone(o), request_timeout, body_limit)
+    let route = match (&ownership, &identity) {
+        (Some(o), _) => Some(forward::Route::Lease(Arc::clone(o))),
+        (None, Some(c)) if partition_key.is_some() => Some(forward::Route::Partitions {
+            service: Arc::clone(&reservations),
+            node_id: c.node_id.clone(),
+        }),
+        _ => None,
+    };
+    if let Some(route) = route {
+        let forwarder = forward::Forwarder::new(route, request_timeout, body_limit)
             .context("cannot start request forwarding")?;
         app = app.layer(axum::middleware::from_fn_with_state(
             forwarder,
@@ -352,14 +398,12 @@ pub async fn serve(
     Ok(())
 }
 
-/// The calendar's lease view when `[cluster]` is enabled: node id `<host>-<pid>` and URL
-/// `http(s)://<listen address>` unless configured.
-fn cluster_ownership(
+/// This daemon's identity in leases when `[cluster]` is enabled: node id `<host>-<pid>` and
+/// URL `http(s)://<listen address>` unless configured.
+fn cluster_identity(
     cfg: &Config,
-    store: &Arc<dyn berth_store::Store>,
-    clock: &Arc<dyn WallClock>,
     listener: Option<&tokio::net::TcpListener>,
-) -> Option<Arc<Ownership>> {
+) -> Option<ClusterOptions> {
     if !cfg.cluster.enabled {
         return None;
     }
@@ -382,16 +426,11 @@ fn cluster_ownership(
         };
         format!("{scheme}://{addr}")
     });
-    Some(Ownership::new(
-        Arc::clone(store),
-        Arc::clone(clock),
-        OwnershipOptions {
-            lease: cfg.stream.clone(),
-            node_id,
-            advertise_url,
-            lease_time: Duration::from_secs(cfg.cluster.lease_secs.max(1)),
-        },
-    ))
+    Some(ClusterOptions {
+        node_id,
+        advertise_url,
+        lease_time: Duration::from_secs(cfg.cluster.lease_secs.max(1)),
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -448,7 +448,7 @@ async fn metrics_text(State(st): State<AppState>) -> Response {
     }
     let states = st
         .reservations
-        .read(|c| {
+        .read_all(|_, c| {
             let mut by = std::collections::BTreeMap::<String, usize>::new();
             for r in c.query_reservations(&Default::default()) {
                 *by.entry(r.state.to_string()).or_default() += 1;
@@ -456,7 +456,14 @@ async fn metrics_text(State(st): State<AppState>) -> Response {
             by
         })
         .await
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .fold(std::collections::BTreeMap::new(), |mut all, by| {
+            for (state, n) in by {
+                *all.entry(state).or_insert(0usize) += n;
+            }
+            all
+        });
     for (state, n) in states {
         metrics::gauge!("berth_reservations", "state" => state).set(n as f64);
     }

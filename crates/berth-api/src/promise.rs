@@ -277,12 +277,41 @@ fn svc_err(e: &berth_service::ServiceError) -> ApiError {
     ApiError::from_service(e, D)
 }
 
-fn reservation_id(s: Option<&str>) -> Result<ReservationId> {
+/// A reservation id with its partition: `r<n>`, or `<partition>:r<n>` when the calendar is
+/// partitioned.
+fn reservation_id(st: &AppState, s: Option<&str>) -> Result<(Option<String>, ReservationId)> {
     let s = s.ok_or_else(|| ApiError::bad_request("`reservation-id` is missing", D))?;
-    s.strip_prefix('r')
+    let (partition, local) = st.reservations.split_id(s).map_err(|e| {
+        not_found(format!(
+            "`reservation-id`: reservation `{s}` is unknown ({e})"
+        ))
+    })?;
+    local
+        .strip_prefix('r')
         .and_then(|n| n.parse().ok())
-        .map(ReservationId)
+        .map(|n| (partition, ReservationId(n)))
         .ok_or_else(|| not_found(format!("`reservation-id`: reservation `{s}` is unknown")))
+}
+
+/// Capacity over every partition, pools in pool order.
+async fn capacity(
+    st: &AppState,
+    q: &CapacityQuery,
+) -> Result<std::result::Result<berth_calendar::CapacityReport, berth_calendar::CalendarError>> {
+    let parts = st
+        .reservations
+        .read_all(|_, c| c.query_capacity(q))
+        .await
+        .map_err(|e| svc_err(&e))?;
+    let mut pools = Vec::new();
+    for r in parts {
+        match r {
+            Ok(r) => pools.extend(r.pools),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    pools.sort_by(|a, b| a.pool.cmp(&b.pool));
+    Ok(Ok(berth_calendar::CapacityReport { pools }))
 }
 
 /// `POST /create-reservation`.
@@ -334,7 +363,7 @@ pub async fn create_reservation(
     };
     metrics::counter!("berth_reservations_created_total").increment(u64::from(!c.replayed));
     Ok(ok(
-        json!({"reservation-id": id.to_string()}),
+        json!({"reservation-id": berth_service::qualify(c.partition.as_deref(), id)}),
         "reservation request accepted",
     ))
 }
@@ -347,14 +376,18 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
         ("provider", b.provider.as_deref()),
         ("tenant", b.tenant.as_deref()),
     ])?;
-    let id = reservation_id(b.reservation_id.as_deref())?;
+    let (partition, id) = reservation_id(&st, b.reservation_id.as_deref())?;
     let current = st
         .reservations
-        .read(|c| c.request_of(id))
+        .read_at(partition.as_deref(), |c| c.request_of(id))
         .await
         .map_err(|e| svc_err(&e))?;
-    let mut req = current
-        .ok_or_else(|| not_found(format!("`reservation-id`: reservation `{id}` is unknown")))?;
+    let shown = berth_service::qualify(partition.as_deref(), id);
+    let mut req = current.ok_or_else(|| {
+        not_found(format!(
+            "`reservation-id`: reservation `{shown}` is unknown"
+        ))
+    })?;
     if let Some(z) = b.zone {
         req.zone = ZoneId(z);
     }
@@ -375,7 +408,11 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
         req.priority = p;
     }
     st.reservations
-        .command(Command::UpdateReservation { id, request: req }, None)
+        .command_at(
+            partition.as_deref(),
+            Command::UpdateReservation { id, request: req },
+            None,
+        )
         .await
         .map_err(|e| match e.kind() {
             berth_service::ErrorKind::NotFound => svc_err_at(&e, "reservation-id"),
@@ -394,9 +431,13 @@ struct IdBody {
 /// `POST /cancel-reservation`.
 pub async fn cancel_reservation(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: IdBody = parse_body(&body, D)?;
-    let id = reservation_id(b.reservation_id.as_deref())?;
+    let (partition, id) = reservation_id(&st, b.reservation_id.as_deref())?;
     st.reservations
-        .command(Command::CancelReservation { id }, None)
+        .command_at(
+            partition.as_deref(),
+            Command::CancelReservation { id },
+            None,
+        )
         .await
         .map_err(|e| svc_err_at(&e, "reservation-id"))?;
     Ok(ok(json!({}), "reservation canceled"))
@@ -503,10 +544,11 @@ pub async fn query_reservation(State(st): State<AppState>, body: Bytes) -> Resul
     };
     let now = calendar_now(&st).await?;
     let elements = b.elements.unwrap_or_default();
-    let mut without = BTreeSet::new();
+    let mut without_in: BTreeSet<(Option<String>, ReservationId)> = BTreeSet::new();
     for w in &b.without {
-        without.insert(reservation_id(Some(w))?);
+        without_in.insert(reservation_id(&st, Some(w))?);
     }
+    let without = BTreeSet::new();
     let win = window(b.window.as_ref(), now)?;
     let zone = b.zone.map(ZoneId);
     let provider = b.provider.map(ProviderId);
@@ -540,17 +582,42 @@ pub async fn query_reservation(State(st): State<AppState>, body: Bytes) -> Resul
         ),
         timeline: show,
     };
-    let (found, report, now) = st
+    let parts = st
         .reservations
-        .read(|c| {
-            let now = c.clock().unwrap_or(now);
-            (c.query_reservations(&q), c.query_capacity(&cq), now)
+        .read_all(|p, c| {
+            let mut q = q.clone();
+            q.without = without_in
+                .iter()
+                .filter(|(wp, _)| wp.as_deref() == p)
+                .map(|(_, id)| *id)
+                .collect();
+            let found: Vec<(String, Reservation)> = c
+                .query_reservations(&q)
+                .into_iter()
+                .map(|r| (berth_service::qualify(p, r.id), r))
+                .collect();
+            (found, c.query_capacity(&cq), c.clock().unwrap_or(now))
         })
         .await
         .map_err(|e| svc_err(&e))?;
-    let report = report.map_err(|e| ApiError::bad_request(format!("`window`: {e}"), D))?;
-    let ids: Vec<String> = found.iter().map(|r| r.id.to_string()).collect();
-    let details: Vec<Value> = found.iter().map(|r| reservation_detail(r, now)).collect();
+    let now = parts.iter().map(|(_, _, t)| *t).max().unwrap_or(now);
+    let mut found = Vec::new();
+    let mut report = berth_calendar::CapacityReport { pools: Vec::new() };
+    for (f, r, _) in parts {
+        found.extend(f);
+        let r = r.map_err(|e| ApiError::bad_request(format!("`window`: {e}"), D))?;
+        report.pools.extend(r.pools);
+    }
+    report.pools.sort_by(|a, b| a.pool.cmp(&b.pool));
+    let ids: Vec<String> = found.iter().map(|(id, _)| id.clone()).collect();
+    let details: Vec<Value> = found
+        .iter()
+        .map(|(id, r)| {
+            let mut v = reservation_detail(r, now);
+            v["reservation-id"] = json!(id);
+            v
+        })
+        .collect();
     let utilization = if show {
         utilization(&report.pools, Some("reserved"))
     } else {
@@ -649,9 +716,12 @@ async fn find_flavor(
 async fn calendar_now(st: &AppState) -> Result<DateTime<Utc>> {
     Ok(st
         .reservations
-        .read(|c| c.clock())
+        .read_all(|_, c| c.clock())
         .await
         .map_err(|e| svc_err(&e))?
+        .into_iter()
+        .flatten()
+        .max()
         .unwrap_or_else(Utc::now))
 }
 
@@ -666,11 +736,8 @@ async fn pool_dimensions(st: &AppState, pool: &PoolKey) -> Result<BTreeSet<Strin
         },
         timeline: false,
     };
-    Ok(st
-        .reservations
-        .read(|c| c.query_capacity(&cq))
-        .await
-        .map_err(|e| svc_err(&e))?
+    Ok(capacity(st, &cq)
+        .await?
         .map(|r| {
             r.pools
                 .iter()
@@ -701,13 +768,15 @@ pub async fn create_instance(
     let rid = b
         .reservation_id
         .as_deref()
-        .map(|r| reservation_id(Some(r)))
+        .map(|r| reservation_id(&st, Some(r)))
         .transpose()?;
+    let partition = rid.as_ref().and_then(|(p, _)| p.clone());
+    let rid = rid.map(|(_, id)| id);
     // The pool and dimensions of the reservation drawn from.
     let reserved = match rid {
         Some(id) => Some(
             st.reservations
-                .read(|c| {
+                .read_at(partition.as_deref(), |c| {
                     c.reservation(id).map(|r| {
                         let dims: BTreeSet<String> =
                             r.amounts.iter().map(|(d, _)| d.0.clone()).collect();
@@ -757,7 +826,11 @@ pub async fn create_instance(
     req.end = b.end;
     let c = st
         .reservations
-        .command(Command::CreateAllocation(req), idem_key(&headers))
+        .command_at(
+            partition.as_deref(),
+            Command::CreateAllocation(req),
+            idem_key(&headers),
+        )
         .await
         .map_err(|e| svc_err(&e))?;
     let Applied::AllocationCreated { id, .. } = c.outcome.applied else {
@@ -769,15 +842,16 @@ pub async fn create_instance(
     };
     let record = st
         .reservations
-        .read(|c| c.allocation(id))
+        .read_at(c.partition.as_deref(), |c| c.allocation(id))
         .await
         .map_err(|e| svc_err(&e))?;
-    let mut body = json!({"instance-id": id.to_string()});
+    let part = c.partition.as_deref();
+    let mut body = json!({"instance-id": berth_service::qualify(part, id)});
     if let Some(a) = record {
         body["priority"] = serde_json::to_value(a.priority).unwrap_or_default();
         body["pool-id"] = json!(a.pool.to_string());
         body["capacity"] = serde_json::to_value(&a.amounts).unwrap_or_default();
-        body["reservation-id"] = json!(a.reservation.map(|r| r.to_string()));
+        body["reservation-id"] = json!(a.reservation.map(|r| berth_service::qualify(part, r)));
         body["end"] = json!(a.end);
     }
     Ok(ok(body, "created-instance request accepted"))
@@ -789,13 +863,21 @@ pub async fn destroy_instance(State(st): State<AppState>, body: Bytes) -> Result
     let s = b
         .instance_id
         .ok_or_else(|| ApiError::bad_request("`instance-id` is missing", D))?;
-    let id = s
+    let (partition, local) = st
+        .reservations
+        .split_id(&s)
+        .map_err(|e| not_found(format!("`instance-id`: instance `{s}` is unknown ({e})")))?;
+    let id = local
         .strip_prefix('a')
         .and_then(|n| n.parse().ok())
         .map(AllocationId)
         .ok_or_else(|| not_found(format!("`instance-id`: instance `{s}` is unknown")))?;
     st.reservations
-        .command(Command::DestroyAllocation { id }, None)
+        .command_at(
+            partition.as_deref(),
+            Command::DestroyAllocation { id },
+            None,
+        )
         .await
         .map_err(|e| svc_err_at(&e, "instance-id"))?;
     Ok(ok(
@@ -923,11 +1005,8 @@ pub async fn query_capacity(State(st): State<AppState>, body: Bytes) -> Result<R
         window: w,
         timeline: show,
     };
-    let report = st
-        .reservations
-        .read(|c| c.query_capacity(&q))
-        .await
-        .map_err(|e| svc_err(&e))?
+    let report = capacity(&st, &q)
+        .await?
         .map_err(|e| ApiError::bad_request(format!("`window`: {e}"), D))?;
     let collections: Vec<String> = report
         .pools

@@ -307,17 +307,59 @@ fn window(query: Option<&str>, now: DateTime<Utc>) -> Result<(DateTime<Utc>, Dat
 pub async fn calendar(State(st): State<AppState>, RawQuery(q): RawQuery) -> Result<Response> {
     let now = st
         .reservations
-        .read(|c| c.clock())
+        .read_all(|_, c| c.clock())
         .await
         .map_err(|e| ApiError::from_service(&e, D))?
+        .into_iter()
+        .flatten()
+        .max()
         .unwrap_or_else(Utc::now);
     let (from, to) = window(q.as_deref(), now)?;
-    let view = st
+    let views = st
         .reservations
-        .read(|c| calendar_view(c, now, from, to))
+        .read_all(|p, c| calendar_view(c, now, from, to).map(|v| (p.map(str::to_owned), v)))
         .await
-        .map_err(|e| ApiError::from_service(&e, D))?
-        .map_err(|e| ApiError::bad_request(e.to_string(), D))?;
+        .map_err(|e| ApiError::from_service(&e, D))?;
+    let mut merged: Option<CalendarView> = None;
+    for v in views {
+        let (p, mut v) = v.map_err(|e| ApiError::bad_request(e.to_string(), D))?;
+        // Partitions number their records alike: ids outside carry the partition.
+        if let Some(p) = p.as_deref() {
+            let q = |id: &mut String| *id = berth_service::qualify(Some(p), &*id);
+            v.reservations.iter_mut().for_each(|r| {
+                q(&mut r.id);
+                r.preempted_by.iter_mut().for_each(q);
+            });
+            v.allocations.iter_mut().for_each(|a| {
+                q(&mut a.id);
+                a.reservation.iter_mut().for_each(q);
+            });
+        }
+        match &mut merged {
+            None => merged = Some(v),
+            Some(m) => {
+                m.pools.extend(v.pools);
+                m.reservations.extend(v.reservations);
+                m.allocations.extend(v.allocations);
+                m.capacity_changes.extend(v.capacity_changes);
+                m.truncated |= v.truncated;
+            }
+        }
+    }
+    let Some(mut view) = merged else {
+        let empty = berth_calendar::Calendar::new(Default::default());
+        let view = calendar_view(&empty, now, from, to)
+            .map_err(|e| ApiError::bad_request(e.to_string(), D))?;
+        return Ok(axum::Json(view).into_response());
+    };
+    view.pools.sort_by(|a, b| a.id.cmp(&b.id));
+    view.capacity_changes
+        .sort_by(|a, b| (a.at, &a.pool, &a.dimension).cmp(&(b.at, &b.pool, &b.dimension)));
+    for list_len in [view.reservations.len(), view.allocations.len()] {
+        view.truncated |= list_len > MAX_RECORDS;
+    }
+    view.reservations.truncate(MAX_RECORDS);
+    view.allocations.truncate(MAX_RECORDS);
     Ok(axum::Json(view).into_response())
 }
 

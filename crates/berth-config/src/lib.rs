@@ -256,6 +256,24 @@ pub struct Cluster {
     pub lease_secs: u64,
     /// Isolation of PostgreSQL write transactions.
     pub isolation: Isolation,
+    /// What splits the calendar into partitions, each with its own stream, lease and writer
+    /// (`zone`, the default; `provider`; `pool`), or `none` for one calendar with one lease.
+    pub partition_key: PartitionKey,
+}
+
+/// What splits a clustered calendar into partitions.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionKey {
+    /// One calendar stream and one lease: a single writing daemon at a time.
+    None,
+    /// One partition per zone.
+    #[default]
+    Zone,
+    /// One partition per provider.
+    Provider,
+    /// One partition per pool (zone and provider).
+    Pool,
 }
 
 impl Default for Cluster {
@@ -266,6 +284,7 @@ impl Default for Cluster {
             advertise_url: None,
             lease_secs: 3,
             isolation: Isolation::ReadCommitted,
+            partition_key: PartitionKey::Zone,
         }
     }
 }
@@ -487,6 +506,21 @@ impl Config {
                 }
             };
         }
+        if let Some(v) = env("BERTH_CLUSTER_PARTITION_KEY") {
+            c.cluster.partition_key = match v.as_str() {
+                "none" => PartitionKey::None,
+                "zone" => PartitionKey::Zone,
+                "provider" => PartitionKey::Provider,
+                "pool" => PartitionKey::Pool,
+                _ => {
+                    return Err(ConfigError::Env {
+                        var: "BERTH_CLUSTER_PARTITION_KEY",
+                        value: v,
+                        expected: "is not one of zone, provider, pool, none",
+                    });
+                }
+            };
+        }
         if c.cluster.enabled && c.cluster.advertise_url.is_none() && c.listen.ip().is_unspecified()
         {
             return Err(ConfigError::Invalid {
@@ -642,6 +676,7 @@ mod tests {
                 advertise_url: None,
                 lease_secs: 5,
                 isolation: Isolation::Serializable,
+                partition_key: PartitionKey::Zone,
             }
         );
         let env = |k: &str| match k {
@@ -649,6 +684,7 @@ mod tests {
             "BERTH_ADVERTISE_URL" => Some("http://10.0.0.2:8091".to_owned()),
             "BERTH_LEASE_SECS" => Some("2".to_owned()),
             "BERTH_PG_ISOLATION" => Some("read-committed".to_owned()),
+            "BERTH_CLUSTER_PARTITION_KEY" => Some("pool".to_owned()),
             _ => None,
         };
         let c = Config::load(Some(&f), env).unwrap();
@@ -661,6 +697,21 @@ mod tests {
             (c.cluster.lease_secs, c.cluster.isolation),
             (2, Isolation::ReadCommitted)
         );
+        assert_eq!(c.cluster.partition_key, PartitionKey::Pool);
+        let e = Config::load(None, |k| {
+            (k == "BERTH_CLUSTER_PARTITION_KEY").then(|| "rack".into())
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "BERTH_CLUSTER_PARTITION_KEY `rack` is not one of zone, provider, pool, none"
+        );
+        std::fs::write(&f, "[cluster]\npartition_key = \"provider\"\n").unwrap();
+        let c = Config::load(Some(&f), |_| None).unwrap();
+        assert_eq!(c.cluster.partition_key, PartitionKey::Provider);
+        std::fs::write(&f, "[cluster]\npartition_key = \"rack\"\n").unwrap();
+        let e = Config::load(Some(&f), |_| None).unwrap_err().to_string();
+        assert!(e.contains("cluster.partition_key (2:17)"), "{e}");
         let e = Config::load(None, |k| {
             (k == "BERTH_PG_ISOLATION").then(|| "snapshot".into())
         })

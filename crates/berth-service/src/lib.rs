@@ -51,7 +51,7 @@ pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use ownership::{Owner, Ownership, OwnershipOptions};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
 pub use reservations::{
-    Committed, DEFAULT_PROVIDER, IdempotencyKey, ManualClock, ProviderFlavor, ProviderInfo,
-    ReservationFilter, ReservationOptions, ReservationService, SystemClock, WallClock, Webhook,
-    WriterStats,
+    ClusterOptions, Committed, DEFAULT_PROVIDER, IdempotencyKey, ManualClock, PartitionKey,
+    ProviderFlavor, ProviderInfo, ReservationFilter, ReservationOptions, ReservationService,
+    SystemClock, WallClock, Webhook, WriterStats, qualify,
 };

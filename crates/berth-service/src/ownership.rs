@@ -31,6 +31,13 @@ pub enum Owner {
     Unknown,
 }
 
+impl Owner {
+    /// True when this daemon holds the lease.
+    pub fn is_me(&self) -> bool {
+        matches!(self, Owner::Me { .. })
+    }
+}
+
 /// Settings of [`Ownership`].
 #[derive(Debug, Clone)]
 pub struct OwnershipOptions {
@@ -155,6 +162,36 @@ impl Ownership {
         Ok(owner)
     }
 
+    /// Learns the holder from a lease row read elsewhere, without asking for the lease (a
+    /// daemon past its fair share of partitions). Changes nothing while this daemon holds it.
+    pub fn observe(&self, lease: Option<&Lease>, now: chrono::DateTime<chrono::Utc>) {
+        if self.token().is_some() {
+            return;
+        }
+        self.set(match lease {
+            Some(l) if l.expires_at > now && l.owner != self.opts.node_id => Owner::Other {
+                node: l.owner.clone(),
+                url: l.owner_url.clone(),
+            },
+            _ => Owner::Unknown,
+        });
+    }
+
+    /// Hands the lease over if held: stops writing at once, then lapses the lease so another
+    /// daemon takes it at its next refresh. Returns whether a lease was released.
+    pub async fn release(&self) -> Result<bool, ServiceError> {
+        let Some(token) = self.token() else {
+            return Ok(false);
+        };
+        self.set(Owner::Unknown);
+        let released = self
+            .store
+            .release_lease(&self.opts.lease, &self.opts.node_id, token)
+            .await?;
+        tracing::info!(lease = %self.opts.lease, "lease released");
+        Ok(released)
+    }
+
     fn owner_of(&self, l: &Lease) -> Owner {
         if l.owner == self.opts.node_id {
             Owner::Me { token: l.token }
@@ -187,18 +224,8 @@ impl Ownership {
                     _ = shutdown.changed() => break,
                 }
             }
-            if let Some(token) = me.token() {
-                me.set(Owner::Unknown);
-                match me
-                    .store
-                    .release_lease(&me.opts.lease, &me.opts.node_id, token)
-                    .await
-                {
-                    Ok(_) => tracing::info!(lease = %me.opts.lease, "lease released"),
-                    Err(e) => {
-                        tracing::warn!(lease = %me.opts.lease, error = %e, "cannot release the lease")
-                    }
-                }
+            if let Err(e) = me.release().await {
+                tracing::warn!(lease = %me.opts.lease, error = %e, "cannot release the lease");
             }
         })
     }

@@ -747,7 +747,7 @@ impl PlanService {
     ) -> Result<Vec<String>, ServiceError> {
         let existing = self
             .reservations
-            .read(|cal| {
+            .read_all(|partition, cal| {
                 let q = ReservationQuery::default();
                 cal.query_reservations(&q)
                     .into_iter()
@@ -755,10 +755,11 @@ impl PlanService {
                         r.attributes.get("plan").map(String::as_str) == Some(id)
                             && r.state != ReservationState::Cancelled
                     })
-                    .map(|r| r.id.to_string())
+                    .map(|r| crate::qualify(partition, r.id))
                     .collect::<Vec<_>>()
             })
-            .await?;
+            .await?
+            .concat();
         if !existing.is_empty() {
             return Ok(existing);
         }
@@ -801,8 +802,10 @@ impl PlanService {
         let outcomes = self.reservations.batch(commands).await?;
         Ok(outcomes
             .into_iter()
-            .filter_map(|o| match o.applied {
-                Applied::ReservationCreated { id, .. } => Some(id.to_string()),
+            .filter_map(|c| match c.outcome.applied {
+                Applied::ReservationCreated { id, .. } => {
+                    Some(crate::qualify(c.partition.as_deref(), id))
+                }
                 _ => None,
             })
             .collect())

@@ -3,7 +3,12 @@
 //! (`writer`), and snapshots that make restarts replay only the log's tail (`load`).
 
 mod load;
+mod partitions;
+mod spanning;
+mod spread;
 mod writer;
+
+pub use partitions::{ClusterOptions, PartitionKey, qualify};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,9 +26,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, broadcast, mpsc, oneshot};
 
-use crate::ServiceError;
 use crate::changes::{self, Change};
 use crate::notify::{Notification, Notifier};
+use crate::{ErrorKind, ServiceError};
+use partitions::replayed_in;
 use writer::Pending;
 
 /// How often a commit is retried after another writer appended first.
@@ -176,6 +182,8 @@ struct Inner {
     /// Sequence number of the newest snapshot written or restored (0: none).
     snapshot_seq: u64,
     hooks: BTreeMap<String, Webhook>,
+    /// `<partition>:` in a partitioned calendar, else empty: ids outside carry it.
+    prefix: String,
 }
 
 impl Inner {
@@ -192,7 +200,7 @@ impl Inner {
             for hook in self.hooks.values() {
                 let matches = match (e, &hook.filter) {
                     (Event::CapacityThreshold { subscription, .. }, None) => {
-                        subscription.to_string() == hook.id
+                        format!("{}{subscription}", self.prefix) == hook.id
                     }
                     (Event::CapacityThreshold { .. }, Some(_)) | (_, None) => false,
                     (_, Some(f)) => self.filter_matches(f, e, &name),
@@ -227,7 +235,10 @@ impl Inner {
             _ => None,
         };
         if let Some(want) = &f.reservation
-            && reservation.map(|r| r.to_string()).as_deref() != Some(want.as_str())
+            && reservation
+                .map(|r| format!("{}{r}", self.prefix))
+                .as_deref()
+                != Some(want.as_str())
         {
             return false;
         }
@@ -263,7 +274,14 @@ pub struct ReservationOptions {
     pub static_providers: Vec<ProviderInfo>,
     /// In a cluster: the stream's lease (named after the stream). Only its holder commits,
     /// each commit fenced by its token; `None` (one daemon per database) writes unfenced.
+    /// Unpartitioned calendars only; partitions get a lease each from `cluster`.
     pub ownership: Option<Arc<crate::ownership::Ownership>>,
+    /// Split the calendar by this key: one stream `<stream>/<partition>` per partition, each
+    /// with its own calendar and writer. `None`: one calendar on `stream`.
+    pub partition_key: Option<PartitionKey>,
+    /// With `partition_key`, in a cluster: this daemon's identity in the partitions' leases
+    /// and its node heartbeat ([`ReservationService::spawn_leases`]).
+    pub cluster: Option<ClusterOptions>,
 }
 
 impl Default for ReservationOptions {
@@ -276,6 +294,8 @@ impl Default for ReservationOptions {
             snapshot_every: 10_000,
             static_providers: Vec::new(),
             ownership: None,
+            partition_key: None,
+            cluster: None,
         }
     }
 }
@@ -293,6 +313,8 @@ pub struct WriterStats {
 
 /// What the writer task and the request paths share.
 struct Core {
+    /// The partition's name; `None` for the unpartitioned calendar.
+    partition: Option<String>,
     store: Arc<dyn Store>,
     opts: ReservationOptions,
     clock: Arc<dyn WallClock>,
@@ -307,11 +329,11 @@ struct Core {
     changes: broadcast::Sender<Change>,
 }
 
-/// The reservation service over one command stream of a [`Store`]. Share it behind an `Arc`.
+/// One calendar over one command stream: the whole calendar, or one partition of it.
 ///
-/// Commands go through a queue to one writer task; dropping the service closes the queue and
-/// the writer ends after answering what was queued.
-pub struct ReservationService {
+/// Commands go through a queue to one writer task; dropping it closes the queue and the
+/// writer ends after answering what was queued.
+struct Part {
     core: Arc<Core>,
     queue: mpsc::Sender<Pending>,
 }
@@ -323,22 +345,30 @@ pub struct Committed {
     pub outcome: Outcome,
     /// True when the key had been used: nothing new was applied.
     pub replayed: bool,
+    /// The partition that took it (`None`: the calendar is not partitioned); ids in the
+    /// outcome are local to it ([`qualify`]).
+    pub partition: Option<String>,
 }
 
 /// Requests waiting for the writer; senders wait when it is full.
 const QUEUE: usize = 4096;
 
-impl ReservationService {
-    /// Opens the service: restores the calendar from the newest usable snapshot plus the log's
-    /// tail (or replays the whole log), loads the webhooks, starts the writer, then advances to
-    /// the clock's now.
-    pub async fn open(
+impl Part {
+    /// Opens one calendar: restores it from the newest usable snapshot plus the log's tail
+    /// (or replays the whole log), loads the webhooks and starts the writer.
+    async fn open(
         store: Arc<dyn Store>,
         opts: ReservationOptions,
         clock: Arc<dyn WallClock>,
         notifier: Notifier,
-    ) -> Result<Arc<ReservationService>, ServiceError> {
+        changes: broadcast::Sender<Change>,
+        partition: Option<String>,
+    ) -> Result<Part, ServiceError> {
         let inner = Inner {
+            prefix: partition
+                .as_deref()
+                .map(|p| format!("{p}:"))
+                .unwrap_or_default(),
             cal: Calendar::new(opts.policy.clone()),
             seq: 0,
             stale: false,
@@ -347,6 +377,7 @@ impl ReservationService {
             hooks: BTreeMap::new(),
         };
         let core = Arc::new(Core {
+            partition,
             store,
             opts,
             clock,
@@ -356,7 +387,7 @@ impl ReservationService {
             commits: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             snapshots: AtomicU64::new(0),
-            changes: broadcast::channel(changes::CAPACITY).0,
+            changes,
         });
         {
             let mut inner = core.inner.lock().await;
@@ -380,9 +411,7 @@ impl ReservationService {
             .map_err(|e| ServiceError::Unavailable {
                 message: format!("cannot start the writer thread: {e}"),
             })?;
-        let svc = ReservationService { core, queue };
-        svc.tick().await?;
-        Ok(Arc::new(svc))
+        Ok(Part { core, queue })
     }
 
     /// Queues `commands` (one all-or-nothing request) for the writer and waits for its answer.
@@ -409,32 +438,254 @@ impl ReservationService {
         })
     }
 
-    /// Applies one calendar command durably. With `key`, a repeated request with the same
-    /// command returns the first outcome (`replayed`); with another command it is refused.
+    /// Applies one command (its idempotency key looked up by the caller) durably.
+    async fn command(
+        &self,
+        command: Command,
+        idem: Option<IdempotencyKey>,
+    ) -> Result<Committed, ServiceError> {
+        let (outcomes, replayed) = self.submit(vec![command], idem).await?;
+        match outcomes.into_iter().next() {
+            Some(outcome) => Ok(Committed {
+                outcome,
+                replayed,
+                partition: self.core.partition.clone(),
+            }),
+            None => Err(ServiceError::Unavailable {
+                message: "command produced no outcome".into(),
+            }),
+        }
+    }
+
+    /// Runs `f` on the calendar brought up to now (due events are dispatched).
+    async fn read<R>(&self, f: impl FnOnce(&Calendar) -> R) -> Result<R, ServiceError> {
+        let mut inner = self.core.inner.lock().await;
+        let before = inner.seq;
+        self.core.catch_up(&mut inner).await?;
+        let now = self.core.now(&inner);
+        let events = inner.cal.advance(now)?;
+        if !events.is_empty() {
+            inner.advanced = true;
+        }
+        let notes = inner.notifications(&events);
+        let r = f(&inner.cal);
+        let seq = inner.seq;
+        drop(inner);
+        if seq != before || !events.is_empty() {
+            self.core.announce(Change::Calendar { seq });
+        }
+        // In a cluster every daemon's timer sees the same events; the lease holder alone
+        // delivers their webhooks, so each goes out once.
+        if self.writes_here() {
+            self.core.notifier.send_all(notes);
+        }
+        Ok(r)
+    }
+
+    /// Advances the calendar to now and dispatches the due events.
+    async fn tick(&self) -> Result<(), ServiceError> {
+        {
+            let mut inner = self.core.inner.lock().await;
+            self.core.reload_hooks(&mut inner).await?;
+        }
+        self.read(|_| ()).await
+    }
+
+    /// Whether this daemon holds the stream's lease (always outside a cluster).
+    fn writes_here(&self) -> bool {
+        self.core
+            .opts
+            .ownership
+            .as_ref()
+            .is_none_or(|o| o.token().is_some())
+    }
+
+    fn ownership(&self) -> Option<&Arc<crate::ownership::Ownership>> {
+        self.core.opts.ownership.as_ref()
+    }
+
+    /// Writes a snapshot now if this daemon writes the stream; see
+    /// [`ReservationService::snapshot`].
+    async fn snapshot(&self) -> Result<Option<u64>, ServiceError> {
+        if !self.writes_here() {
+            // Only the lease holder writes the stream (its advance) and its snapshots.
+            return Ok(None);
+        }
+        let mut inner = self.core.inner.lock().await;
+        self.core.catch_up(&mut inner).await?;
+        self.core.log_advance(&mut inner).await?;
+        if inner.seq == 0 {
+            return Ok(None);
+        }
+        let (seq, snap) = (inner.seq, inner.cal.snapshot());
+        inner.snapshot_seq = seq;
+        drop(inner);
+        self.core.persist_snapshot(seq, snap).await?;
+        Ok(Some(seq))
+    }
+}
+
+/// The reservation service: one calendar over the store's command stream, or one per
+/// partition of it (`ReservationOptions::partition_key`), each with its own stream, writer
+/// and (in a cluster) lease. Share it behind an `Arc`.
+///
+/// Commands are routed to their partition: a reservation or unreserved allocation by its zone
+/// (and provider, by the key), capacity changes by pool, commands naming an id by the id's
+/// partition (`command_at`). Reads spanning partitions (`read_all`) see each partition in
+/// name order. Without a partition key everything goes to the one calendar and ids are as
+/// the calendar writes them (`r<n>`).
+pub struct ReservationService {
+    store: Arc<dyn Store>,
+    opts: ReservationOptions,
+    clock: Arc<dyn WallClock>,
+    notifier: Notifier,
+    changes: broadcast::Sender<Change>,
+    /// By partition name (`""` for the unpartitioned calendar); name order is the fixed order
+    /// of every read and attempt spanning partitions.
+    parts: std::sync::RwLock<BTreeMap<String, Arc<Part>>>,
+    /// Serializes opening partitions: one writer per stream and process.
+    opening: Mutex<()>,
+}
+
+impl ReservationService {
+    /// Opens the service: restores each calendar from its newest usable snapshot plus the
+    /// log's tail (or replays the whole log), loads the webhooks, starts the writers, then
+    /// advances to the clock's now. Refuses a store whose calendar was written with another
+    /// layout (partitioned or not) than `opts` asks for.
+    pub async fn open(
+        store: Arc<dyn Store>,
+        opts: ReservationOptions,
+        clock: Arc<dyn WallClock>,
+        notifier: Notifier,
+    ) -> Result<Arc<ReservationService>, ServiceError> {
+        let svc = ReservationService {
+            store,
+            opts,
+            clock,
+            notifier,
+            changes: broadcast::channel(changes::CAPACITY).0,
+            parts: std::sync::RwLock::new(BTreeMap::new()),
+            opening: Mutex::new(()),
+        };
+        svc.check_layout().await?;
+        if svc.opts.partition_key.is_none() {
+            svc.open_part(None).await?;
+        } else {
+            svc.discover().await?;
+        }
+        let svc = Arc::new(svc);
+        svc.tick().await?;
+        Ok(svc)
+    }
+
+    /// Every calendar, in name order.
+    fn all_parts(&self) -> Vec<Arc<Part>> {
+        self.parts
+            .read()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn part(&self, name: &str) -> Option<Arc<Part>> {
+        self.parts.read().ok().and_then(|m| m.get(name).cloned())
+    }
+
+    /// The names of the partitions this daemon follows, in order (empty when unpartitioned).
+    pub fn partitions(&self) -> Vec<String> {
+        if self.opts.partition_key.is_none() {
+            return Vec::new();
+        }
+        self.parts
+            .read()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The partition key, when the calendar is partitioned.
+    pub fn partition_key(&self) -> Option<PartitionKey> {
+        self.opts.partition_key
+    }
+
+    /// Applies one calendar command durably, routed to its partition. With `key`, a repeated
+    /// request with the same command returns the first outcome (`replayed`); with another
+    /// command it is refused.
     pub async fn command(
         &self,
+        command: Command,
+        key: Option<String>,
+    ) -> Result<Committed, ServiceError> {
+        self.command_at(None, command, key).await
+    }
+
+    /// [`ReservationService::command`] in `partition` (from a partition-qualified id); `None`
+    /// routes by the command's content.
+    pub async fn command_at(
+        &self,
+        partition: Option<&str>,
         command: Command,
         key: Option<String>,
     ) -> Result<Committed, ServiceError> {
         let idem = key.map(|k| IdempotencyKey::for_command(k, &command));
         // Hashed as the client sent it (a retry hashes alike); logged with the end resolved.
         let command = self.resolve_defaults(command);
+        let targets = self.targets(partition, &command).await?;
         // A retry of a known key is answered without queueing; the writer checks again.
         if let Some(k) = &idem
-            && let Some(rec) = self.core.store.lookup_idempotent(&k.key).await?
+            && let Some(rec) = self.store.lookup_idempotent(&k.key).await?
         {
-            let (outcomes, replayed) = replayed(k, &rec.request_hash, rec.response)?;
+            let (outcomes, replayed, part) = replayed_in(k, &rec.request_hash, rec.response)?;
             if let Some(outcome) = outcomes.into_iter().next() {
-                return Ok(Committed { outcome, replayed });
+                let partition = part.or_else(|| {
+                    self.opts
+                        .partition_key
+                        .and_then(|_| targets.first().cloned())
+                });
+                return Ok(Committed {
+                    outcome,
+                    replayed,
+                    partition,
+                });
             }
         }
-        let (outcomes, replayed) = self.submit(vec![command], idem).await?;
-        match outcomes.into_iter().next() {
-            Some(outcome) => Ok(Committed { outcome, replayed }),
-            None => Err(ServiceError::Unavailable {
-                message: "command produced no outcome".into(),
-            }),
+        if let [one] = targets.as_slice() {
+            // The common case (and the only one unpartitioned): no copy of the command.
+            let part = self
+                .open_part(Some(one).filter(|n| !n.is_empty()).cloned())
+                .await?;
+            return part.command(command, idem).await;
         }
+        // Several candidates (a zone whose pools lie in several partitions): the first, in
+        // name order, that knows the zone and admits the request takes it.
+        let mut first_err = None;
+        for name in &targets {
+            let part = self
+                .open_part(Some(name).filter(|n| !n.is_empty()).cloned())
+                .await?;
+            match part.command(command.clone(), idem.clone()).await {
+                Ok(c) => return Ok(c),
+                Err(e) if targets.len() > 1 && e.kind() != ErrorKind::Unavailable => {
+                    // An unknown zone is the least telling reason; keep a better one.
+                    let unknown = matches!(
+                        e,
+                        ServiceError::Calendar {
+                            source: berth_calendar::CalendarError::UnknownZone { .. }
+                                | berth_calendar::CalendarError::UnknownPool { .. }
+                        }
+                    );
+                    if first_err.as_ref().is_none_or(|(u, _)| *u && !unknown) {
+                        first_err = Some((unknown, e));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(first_err
+            .map(|(_, e)| e)
+            .unwrap_or_else(|| ServiceError::Calendar {
+                source: berth_calendar::CalendarError::UnknownZone {
+                    zone: berth_calendar::ZoneId(zone_of(&command).unwrap_or_default()),
+                },
+            }))
     }
 
     /// Fills what a request left to the service's clock so the logged command replays alike:
@@ -443,8 +694,8 @@ impl ReservationService {
     fn resolve_defaults(&self, command: Command) -> Command {
         match command {
             Command::CreateReservation(mut req) if req.end.is_none() => {
-                if let Some(h) = self.core.opts.policy.max_duration_hours {
-                    let start = req.start.unwrap_or_else(|| self.core.clock.now());
+                if let Some(h) = self.opts.policy.max_duration_hours {
+                    let start = req.start.unwrap_or_else(|| self.clock.now());
                     req.end = Some(start + chrono::TimeDelta::hours(i64::from(h)));
                 }
                 Command::CreateReservation(req)
@@ -453,12 +704,34 @@ impl ReservationService {
         }
     }
 
-    /// Applies every command or none (a plan's reservations), in one append.
-    pub async fn batch(&self, commands: Vec<Command>) -> Result<Vec<Outcome>, ServiceError> {
+    /// Applies every command or none (a plan's reservations). Commands of one partition go
+    /// through its writer in one append; commands spanning partitions are committed in one
+    /// store transaction appending to every touched stream (`spanning`). Outcomes come back
+    /// in the commands' order, each with its partition.
+    pub async fn batch(&self, commands: Vec<Command>) -> Result<Vec<Committed>, ServiceError> {
         if commands.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self.submit(commands, None).await?.0)
+        let commands: Vec<Command> = commands
+            .into_iter()
+            .map(|c| self.resolve_defaults(c))
+            .collect();
+        let groups = self.group(&commands).await?;
+        if let Some(part) = self.single_local(&groups) {
+            let partition = part.core.partition.clone();
+            let (outcomes, _) = part.submit(commands, None).await?;
+            return Ok(outcomes
+                .into_iter()
+                .map(|outcome| Committed {
+                    outcome,
+                    replayed: false,
+                    partition: partition.clone(),
+                })
+                .collect());
+        }
+        spanning::commit(self, groups, commands, None)
+            .await
+            .map(|(c, _)| c)
     }
 
     /// Applies every command or none, at most once per `key` among all daemons sharing the
@@ -478,16 +751,82 @@ impl ReservationService {
             key: key.to_owned(),
             request_hash: "once".to_owned(),
         };
-        Ok(!self.submit(commands, Some(idem)).await?.1)
+        let groups = self.group(&commands).await?;
+        if let Some(part) = self.single_local(&groups) {
+            return Ok(!part.submit(commands, Some(idem)).await?.1);
+        }
+        if self.store.lookup_idempotent(key).await?.is_some() {
+            return Ok(false);
+        }
+        spanning::commit(self, groups, commands, Some(idem))
+            .await
+            .map(|(_, applied)| applied)
     }
 
-    /// Adds a capacity-threshold webhook; returns its id (`s<n>`, the calendar's).
+    /// The one calendar all `groups` go to, when its writer may commit them.
+    fn single_local(&self, groups: &BTreeMap<String, Vec<usize>>) -> Option<Arc<Part>> {
+        if groups.len() != 1 {
+            return None;
+        }
+        let part = self.part(groups.keys().next()?)?;
+        // A partition another daemon holds is written by the spanning protocol (its holder's
+        // token as the fence), which any daemon may run; its writer would refuse.
+        (self.opts.partition_key.is_none() || part.writes_here()).then_some(part)
+    }
+
+    /// The indexes of `commands` per partition; a command whose zone has pools in several
+    /// partitions goes to the first (name order) whose calendar knows the zone.
+    async fn group(
+        &self,
+        commands: &[Command],
+    ) -> Result<BTreeMap<String, Vec<usize>>, ServiceError> {
+        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, c) in commands.iter().enumerate() {
+            let targets = self.targets(None, c).await?;
+            let mut chosen = None;
+            if targets.len() == 1 {
+                chosen = targets.into_iter().next();
+            } else if let Some(zone) = zone_of(c) {
+                for name in targets {
+                    let Some(part) = self.part(&name) else {
+                        continue;
+                    };
+                    let q = berth_calendar::CapacityQuery {
+                        zone: Some(berth_calendar::ZoneId(zone.clone())),
+                        provider: None,
+                        window: berth_calendar::Window {
+                            start: self.clock.now(),
+                            end: None,
+                        },
+                        timeline: false,
+                    };
+                    let knows = part.read(|cal| cal.query_capacity(&q)).await?;
+                    if knows.is_ok_and(|r| !r.pools.is_empty()) {
+                        chosen = Some(name);
+                        break;
+                    }
+                }
+            }
+            let name = chosen.ok_or_else(|| ServiceError::Calendar {
+                source: berth_calendar::CalendarError::UnknownZone {
+                    zone: berth_calendar::ZoneId(zone_of(c).unwrap_or_default()),
+                },
+            })?;
+            self.open_part(Some(name.clone()).filter(|n| !n.is_empty()))
+                .await?;
+            groups.entry(name).or_default().push(i);
+        }
+        Ok(groups)
+    }
+
+    /// Adds a capacity-threshold webhook; returns its id (`s<n>`, the calendar's; qualified
+    /// by its partition when partitioned).
     pub async fn subscribe_capacity(
         &self,
         sub: ThresholdSubscription,
         callback: String,
     ) -> Result<String, ServiceError> {
-        self.core.notifier.check_callback(&callback)?;
+        self.notifier.check_callback(&callback)?;
         let spec = serde_json::to_value(&sub).map_err(ServiceError::store)?;
         let c = self.command(Command::Subscribe(sub), None).await?;
         let Applied::Subscribed { id } = c.outcome.applied else {
@@ -495,13 +834,13 @@ impl ReservationService {
                 message: "subscribe produced no id".into(),
             });
         };
-        let id = id.to_string();
+        let id = qualify(c.partition.as_deref(), id);
         self.add_hook(NewSubscription {
             id: id.clone(),
             kind: SubscriptionKind::Capacity,
             spec,
             callback_url: callback,
-            created_at: self.core.clock.now(),
+            created_at: self.clock.now(),
         })
         .await?;
         Ok(id)
@@ -513,7 +852,7 @@ impl ReservationService {
         filter: ReservationFilter,
         callback: String,
     ) -> Result<String, ServiceError> {
-        self.core.notifier.check_callback(&callback)?;
+        self.notifier.check_callback(&callback)?;
         let id = format!("w-{}", uuid::Uuid::new_v4());
         let spec = serde_json::to_value(&filter).map_err(ServiceError::store)?;
         self.add_hook(NewSubscription {
@@ -521,14 +860,14 @@ impl ReservationService {
             kind: SubscriptionKind::Reservation,
             spec,
             callback_url: callback,
-            created_at: self.core.clock.now(),
+            created_at: self.clock.now(),
         })
         .await?;
         Ok(id)
     }
 
     async fn add_hook(&self, sub: NewSubscription) -> Result<(), ServiceError> {
-        let rec = self.core.store.create_subscription(&sub).await?;
+        let rec = self.store.create_subscription(&sub).await?;
         let filter = (rec.kind == SubscriptionKind::Reservation)
             .then(|| serde_json::from_value(rec.spec).unwrap_or_default());
         let hook = Webhook {
@@ -536,28 +875,39 @@ impl ReservationService {
             callback: rec.callback_url,
             filter,
         };
-        self.core.inner.lock().await.hooks.insert(rec.id, hook);
+        for part in self.all_parts() {
+            part.core
+                .inner
+                .lock()
+                .await
+                .hooks
+                .insert(rec.id.clone(), hook.clone());
+        }
         Ok(())
     }
 
     /// Removes a webhook of either kind.
     pub async fn unsubscribe(&self, id: &str) -> Result<(), ServiceError> {
-        if let Some(n) = id.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()) {
-            self.command(
+        let (partition, local) = self.split_id(id)?;
+        if let Some(n) = local.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()) {
+            self.command_at(
+                partition.as_deref(),
                 Command::Unsubscribe {
                     id: SubscriptionId(n),
                 },
                 None,
             )
             .await?;
-            match self.core.store.delete_subscription(id).await {
+            match self.store.delete_subscription(id).await {
                 Ok(()) | Err(StoreError::NotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
         } else {
-            self.core.store.delete_subscription(id).await?;
+            self.store.delete_subscription(id).await?;
         }
-        self.core.inner.lock().await.hooks.remove(id);
+        for part in self.all_parts() {
+            part.core.inner.lock().await.hooks.remove(id);
+        }
         Ok(())
     }
 
@@ -569,7 +919,7 @@ impl ReservationService {
         credentials: Option<String>,
     ) -> Result<String, ServiceError> {
         let id = uuid::Uuid::new_v4().to_string();
-        let key = self.core.opts.credential_key.as_ref();
+        let key = self.opts.credential_key.as_ref();
         let provider = NewProvider {
             name: id.clone(),
             endpoint: info.endpoint.clone().unwrap_or_default(),
@@ -580,9 +930,9 @@ impl ReservationService {
                 "flavors": info.flavors,
             }),
             credentials: key.and(credentials).map(Secret::new),
-            now: self.core.clock.now(),
+            now: self.clock.now(),
         };
-        self.core.store.put_provider(&provider, key).await?;
+        self.store.put_provider(&provider, key).await?;
         Ok(id)
     }
 
@@ -591,7 +941,6 @@ impl ReservationService {
         let text =
             |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
         Ok(self
-            .core
             .store
             .list_providers()
             .await?
@@ -615,7 +964,7 @@ impl ReservationService {
     /// The provider `id` if the daemon knows it: [`DEFAULT_PROVIDER`], one from the
     /// configuration or inventory, or one registered with `add-provider`.
     pub async fn provider(&self, id: &str) -> Result<Option<ProviderInfo>, ServiceError> {
-        if let Some(p) = self.core.opts.static_providers.iter().find(|p| p.id == id) {
+        if let Some(p) = self.opts.static_providers.iter().find(|p| p.id == id) {
             return Ok(Some(p.clone()));
         }
         if id == DEFAULT_PROVIDER {
@@ -633,7 +982,7 @@ impl ReservationService {
 
     /// Every known provider: configured ones first, then registered ones (no duplicates).
     pub async fn all_providers(&self) -> Result<Vec<ProviderInfo>, ServiceError> {
-        let mut out = self.core.opts.static_providers.clone();
+        let mut out = self.opts.static_providers.clone();
         for p in self.providers().await? {
             if !out.iter().any(|o| o.id == p.id) {
                 out.push(p);
@@ -644,54 +993,82 @@ impl ReservationService {
 
     /// Webhooks, by id.
     pub async fn webhooks(&self) -> Vec<Webhook> {
-        self.core
-            .inner
-            .lock()
-            .await
-            .hooks
-            .values()
-            .cloned()
-            .collect()
+        match self.all_parts().first() {
+            Some(p) => p.core.inner.lock().await.hooks.values().cloned().collect(),
+            None => self
+                .store
+                .list_subscriptions(None)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| Webhook {
+                    filter: (s.kind == SubscriptionKind::Reservation)
+                        .then(|| serde_json::from_value(s.spec).unwrap_or_default()),
+                    id: s.id,
+                    callback: s.callback_url,
+                })
+                .collect(),
+        }
     }
 
-    /// Runs `f` on the calendar brought up to now (due events are dispatched).
+    /// Runs `f` on the calendar brought up to now (due events are dispatched). Partitioned:
+    /// on the only partition, or an empty calendar when there is none; a calendar of several
+    /// partitions is read with [`ReservationService::read_all`] or
+    /// [`ReservationService::read_at`] (an invalid-input error here).
     pub async fn read<R>(&self, f: impl FnOnce(&Calendar) -> R) -> Result<R, ServiceError> {
-        let mut inner = self.core.inner.lock().await;
-        let before = inner.seq;
-        self.core.catch_up(&mut inner).await?;
-        let now = self.core.now(&inner);
-        let events = inner.cal.advance(now)?;
-        if !events.is_empty() {
-            inner.advanced = true;
+        let parts = self.all_parts();
+        match parts.as_slice() {
+            [one] => one.read(f).await,
+            [] => Ok(f(&Calendar::new(self.opts.policy.clone()))),
+            _ => Err(ServiceError::invalid(
+                "the calendar has several partitions; expected a read of one partition or of all",
+            )),
         }
-        let notes = inner.notifications(&events);
-        let r = f(&inner.cal);
-        let seq = inner.seq;
-        drop(inner);
-        if seq != before || !events.is_empty() {
-            self.core.announce(Change::Calendar { seq });
-        }
-        // In a cluster every daemon's timer sees the same events; the lease holder alone
-        // delivers their webhooks, so each goes out once.
-        if self
-            .core
-            .opts
-            .ownership
-            .as_ref()
-            .is_none_or(|o| o.token().is_some())
-        {
-            self.core.notifier.send_all(notes);
-        }
-        Ok(r)
     }
 
-    /// Advances the calendar to now and dispatches the due events (the timer calls this).
-    pub async fn tick(&self) -> Result<(), ServiceError> {
-        {
-            let mut inner = self.core.inner.lock().await;
-            self.core.reload_hooks(&mut inner).await?;
+    /// Runs `f` on the calendar of `partition` (`None`: the unpartitioned calendar, or the
+    /// only partition).
+    pub async fn read_at<R>(
+        &self,
+        partition: Option<&str>,
+        f: impl FnOnce(&Calendar) -> R,
+    ) -> Result<R, ServiceError> {
+        match partition {
+            None => self.read(f).await,
+            Some(p) => match self.part(p) {
+                Some(part) => part.read(f).await,
+                None => Err(unknown_partition(p, &self.partitions())),
+            },
         }
-        self.read(|_| ()).await
+    }
+
+    /// Runs `f` on every calendar brought up to now, in partition name order (one call with
+    /// `None` when unpartitioned). Partitions other daemons created since the last look are
+    /// opened first.
+    pub async fn read_all<R>(
+        &self,
+        mut f: impl FnMut(Option<&str>, &Calendar) -> R,
+    ) -> Result<Vec<R>, ServiceError> {
+        if self.opts.partition_key.is_some() {
+            self.discover().await?;
+        }
+        let mut out = Vec::new();
+        for part in self.all_parts() {
+            let name = part.core.partition.clone();
+            out.push(part.read(|c| f(name.as_deref(), c)).await?);
+        }
+        Ok(out)
+    }
+
+    /// Advances every calendar to now and dispatches the due events (the timer calls this).
+    pub async fn tick(&self) -> Result<(), ServiceError> {
+        if self.opts.partition_key.is_some() {
+            self.discover().await?;
+        }
+        for part in self.all_parts() {
+            part.tick().await?;
+        }
+        Ok(())
     }
 
     /// Ticks every `period` until `shutdown` fires.
@@ -717,71 +1094,90 @@ impl ReservationService {
         })
     }
 
-    /// The last sequence number applied.
+    /// The last sequence number applied: of the one calendar, or the sum over partitions (a
+    /// position that grows with every commit).
     pub async fn seq(&self) -> u64 {
-        self.core.inner.lock().await.seq
+        let mut sum = 0;
+        for part in self.all_parts() {
+            sum += part.core.inner.lock().await.seq;
+        }
+        sum
     }
 
     /// Change notices from now on: calendar commits and timer events, and plan changes (the
     /// plan service announces through this service). A receiver that lags gets
     /// `RecvError::Lagged` and should refetch what it shows.
     pub fn changes(&self) -> broadcast::Receiver<Change> {
-        self.core.changes.subscribe()
+        self.changes.subscribe()
     }
 
     /// Tells the listeners of [`ReservationService::changes`] about `change`.
     pub(crate) fn announce(&self, change: Change) {
-        self.core.announce(change);
+        let _ = self.changes.send(change);
     }
 
     /// The store (for readiness probes).
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.core.store
+        &self.store
     }
 
-    /// What the writer did since the service opened.
+    /// What the writers did since the service opened (summed over partitions).
     pub fn writer_stats(&self) -> WriterStats {
-        WriterStats {
-            commits: self.core.commits.load(Ordering::Relaxed),
-            requests: self.core.requests.load(Ordering::Relaxed),
-            snapshots: self.core.snapshots.load(Ordering::Relaxed),
+        let mut s = WriterStats::default();
+        for part in self.all_parts() {
+            s.commits += part.core.commits.load(Ordering::Relaxed);
+            s.requests += part.core.requests.load(Ordering::Relaxed);
+            s.snapshots += part.core.snapshots.load(Ordering::Relaxed);
         }
+        s
     }
 
-    /// Whether this daemon may commit to the calendar now: always outside a cluster; in a
-    /// cluster only while it holds the calendar's lease.
+    /// Whether this daemon may commit a plan's reservations: always outside a cluster; in an
+    /// unpartitioned cluster only while it holds the calendar's lease; with partitions always
+    /// (a batch for partitions held elsewhere is fenced with their holders' tokens).
     pub fn writes_here(&self) -> bool {
-        self.core
-            .opts
-            .ownership
-            .as_ref()
-            .is_none_or(|o| o.token().is_some())
+        if self.opts.partition_key.is_some() {
+            return true;
+        }
+        self.all_parts().iter().all(|p| p.writes_here())
     }
 
-    /// Writes a snapshot of the calendar now (graceful shutdown calls this) and returns the
-    /// sequence number it covers, or `None` when the stream is empty. An unlogged advance is
-    /// logged first, so the snapshot equals a replay of the log up to that number.
+    /// Writes a snapshot of every calendar this daemon writes now (graceful shutdown calls
+    /// this) and returns the newest sequence number covered, or `None` when nothing was
+    /// written. An unlogged advance is logged first, so a snapshot equals a replay of the log
+    /// up to its number.
     pub async fn snapshot(&self) -> Result<Option<u64>, ServiceError> {
-        if let Some(o) = &self.core.opts.ownership
-            && o.token().is_none()
-        {
-            // Only the lease holder writes the stream (its advance) and its snapshots.
-            return Ok(None);
+        let mut out = None;
+        for part in self.all_parts() {
+            if let Some(seq) = part.snapshot().await? {
+                out = Some(out.map_or(seq, |o: u64| o.max(seq)));
+            }
         }
-        let mut inner = self.core.inner.lock().await;
-        self.core.catch_up(&mut inner).await?;
-        self.core.log_advance(&mut inner).await?;
-        if inner.seq == 0 {
-            return Ok(None);
-        }
-        let (seq, snap) = (inner.seq, inner.cal.snapshot());
-        inner.snapshot_seq = seq;
-        drop(inner);
-        self.core.persist_snapshot(seq, snap).await?;
-        Ok(Some(seq))
+        Ok(out)
     }
 }
 
+/// Where a command's zone is named, for routing and errors.
+fn zone_of(c: &Command) -> Option<String> {
+    match c {
+        Command::CreateReservation(r) => Some(r.zone.0.clone()),
+        Command::CreateAllocation(a) => a.zone.as_ref().map(|z| z.0.clone()),
+        Command::IncreaseCapacity(c) | Command::DecreaseCapacity(c) => Some(c.pool.zone.0.clone()),
+        Command::Subscribe(s) => Some(s.zone.0.clone()),
+        _ => None,
+    }
+}
+
+fn unknown_partition(p: &str, known: &[String]) -> ServiceError {
+    ServiceError::invalid(format!(
+        "partition `{p}` is unknown; expected one of: {}",
+        if known.is_empty() {
+            "(none yet)".to_owned()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
 impl Core {
     /// No listener is not an error: nobody is watching.
     fn announce(&self, change: Change) {

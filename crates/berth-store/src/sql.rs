@@ -17,6 +17,8 @@ pub(crate) mod q {
     pub const CAS_STREAM: &str =
         "UPDATE streams SET head = $3, schema_version = $4 WHERE stream = $1 AND head = $2";
     pub const HEAD: &str = "SELECT head FROM streams WHERE stream = $1";
+    /// By prefix without `LIKE` (no wildcards to escape in names).
+    pub const STREAMS: &str = "SELECT stream, head FROM streams WHERE substr(stream, 1, length(CAST($1 AS TEXT))) = CAST($1 AS TEXT) ORDER BY stream";
     pub const COMMANDS_SINCE: &str = "SELECT seq, at_us, command, schema_version FROM commands WHERE stream = $1 AND seq > $2 ORDER BY seq";
     pub const UPSERT_SNAPSHOT: &str = "INSERT INTO snapshots (stream, seq, state, created_at_us, schema_version, checksum) VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (stream, seq) DO UPDATE SET state = excluded.state, created_at_us = excluded.created_at_us, schema_version = excluded.schema_version, checksum = excluded.checksum";
@@ -496,6 +498,23 @@ macro_rules! sql_store {
                         .await
                         .map_err($crate::StoreError::db("list leases"))?;
                     $crate::rows::convert(rows, $crate::lease::LeaseRow::into_record)
+                })
+            }
+
+            fn streams<'a>(
+                &'a self,
+                prefix: &'a str,
+            ) -> $crate::StoreFuture<'a, Vec<(String, u64)>> {
+                Box::pin(async move {
+                    let rows: Vec<(String, i64)> = sqlx::query_as($crate::sql::q::STREAMS)
+                        .bind(prefix)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err($crate::StoreError::db("list streams"))?;
+                    Ok(rows
+                        .into_iter()
+                        .map(|(s, h)| (s, u64::try_from(h).unwrap_or(0)))
+                        .collect())
                 })
             }
 

@@ -184,6 +184,10 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Every lease, by name.
     fn leases(&self) -> StoreFuture<'_, Vec<crate::Lease>>;
 
+    /// The streams whose name starts with `prefix`, by name, with their heads (the calendar's
+    /// partitions are the streams under `<stream>/`).
+    fn streams<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Vec<(String, u64)>>;
+
     /// Lapses a lease at once if `owner` still holds it with `token` (graceful hand-over);
     /// returns whether it did.
     fn release_lease<'a>(

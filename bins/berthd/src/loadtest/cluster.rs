@@ -46,8 +46,9 @@ pub struct ClusterOptions {
     pub plan_every: usize,
     /// Plan workers per daemon.
     pub workers: usize,
-    /// `[cluster]` mode: one daemon holds the calendar's lease and the others forward writes
-    /// to it (otherwise every daemon appends compare-and-set to the shared stream).
+    /// `[cluster]` mode: the calendar is partitioned by zone (`[cluster] partition_key`
+    /// default), each partition's lease held by one daemon, writes forwarded to the holder of
+    /// their zone (otherwise every daemon appends compare-and-set to the one shared stream).
     pub lease: bool,
 }
 
@@ -56,8 +57,8 @@ pub struct ClusterOptions {
 pub struct ClusterReport {
     /// `sqlite` or `postgres`.
     pub store: &'static str,
-    /// `lease` (`[cluster]` mode, writes forwarded to the holder) or `shared` (every daemon
-    /// appends compare-and-set).
+    /// `lease` (`[cluster]` mode: partitions by zone, writes forwarded to their holder) or
+    /// `shared` (every daemon appends compare-and-set to one stream).
     pub mode: &'static str,
     /// Daemons.
     pub daemons: usize,

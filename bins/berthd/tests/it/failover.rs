@@ -49,6 +49,8 @@ fn node(dir: &std::path::Path, db: &Db, i: usize, isolation: &str) -> Daemon {
         db,
         &[
             ("BERTH_CLUSTER", "true"),
+            // One calendar with one lease (partitions: `partitions.rs`).
+            ("BERTH_CLUSTER_PARTITION_KEY", "none"),
             ("BERTH_NODE_ID", &id),
             ("BERTH_LEASE_SECS", &lease),
             ("BERTH_PG_ISOLATION", isolation),
@@ -66,9 +68,11 @@ fn holder(db: &Db) -> (String, u64) {
 
 /// One client: creates reservations through the daemons in turn, each under its own
 /// idempotency key, retrying a key (on the next daemon) until it is acknowledged.
-fn client_loop(
+/// `zones` are taken in turn too.
+pub(super) fn client_loop(
     i: usize,
     bases: Vec<String>,
+    zones: Vec<String>,
     stop: Arc<AtomicBool>,
     acked: Arc<Mutex<Vec<(String, String, Instant)>>>,
 ) {
@@ -76,7 +80,8 @@ fn client_loop(
         .timeout(Duration::from_secs(5))
         .build()
         .unwrap();
-    let body = json!({"zone": "fo", "capacity": {"instances": "1"}, "end": end()});
+    // One end for every request: a retry must send the same body as its first attempt.
+    let until = end();
     let mut turn = i;
     for n in 0.. {
         if stop.load(Ordering::Relaxed) {
@@ -90,6 +95,8 @@ fn client_loop(
                 "request {key} never acknowledged"
             );
             let base = &bases[turn % bases.len()];
+            let zone = &zones[(n + i) % zones.len()];
+            let body = json!({"zone": zone, "capacity": {"instances": "1"}, "end": until});
             turn += 1;
             let sent = c
                 .post(format!("{base}/create-reservation"))
@@ -144,7 +151,7 @@ fn failover_with(dir: &std::path::Path, db: &Db, isolation: &str) {
     let clients: Vec<_> = (0..6)
         .map(|i| {
             let (bases, stop, acked) = (bases.clone(), Arc::clone(&stop), Arc::clone(&acked));
-            std::thread::spawn(move || client_loop(i, bases, stop, acked))
+            std::thread::spawn(move || client_loop(i, bases, vec!["fo".into()], stop, acked))
         })
         .collect();
     let count = || acked.lock().unwrap().len();

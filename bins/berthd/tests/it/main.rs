@@ -18,6 +18,7 @@ mod healthcheck;
 mod hostile;
 mod kills;
 mod overload;
+mod partitions;
 #[cfg(berth_test_postgres)]
 mod planqueue;
 mod races;
@@ -95,7 +96,6 @@ fn daemon_log(dir: &std::path::Path, port: u16) -> Stdio {
 }
 
 /// Every daemon log in `dir`, for a failure message.
-#[cfg_attr(not(berth_test_mount), allow(dead_code))]
 fn logs(dir: &std::path::Path) -> String {
     let mut out = String::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -480,7 +480,7 @@ fn end_to_end_survives_sigkill(dir: &std::path::Path, db: &Db) {
         .unwrap()
         .iter()
         .filter(|r| r["state"] != "cancelled")
-        .filter_map(|r| r["id"].as_u64().map(|n| format!("r{n}")))
+        .filter_map(|r| r["reservation-id"].as_str().map(str::to_owned))
         .collect();
     assert!(
         acked_res.is_subset(&live),
@@ -561,7 +561,7 @@ fn live_in(c: &Client, d: &Daemon, zone: &str) -> BTreeSet<String> {
         .unwrap()
         .iter()
         .filter(|r| r["state"] != "cancelled")
-        .filter_map(|r| r["id"].as_u64().map(|n| format!("r{n}")))
+        .filter_map(|r| r["reservation-id"].as_str().map(str::to_owned))
         .collect()
 }
 

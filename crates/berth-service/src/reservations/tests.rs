@@ -458,12 +458,13 @@ async fn one_batch(
     svc: &ReservationService,
     requests: Vec<(Vec<Command>, Option<&str>)>,
 ) -> Vec<writer::Answer> {
-    let guard = svc.core.inner.lock().await;
+    let part = svc.all_parts().remove(0);
+    let guard = part.core.inner.lock().await;
     let mut answers = Vec::new();
     for (commands, key) in requests {
         let idem = key.and_then(|k| commands.first().map(|c| IdempotencyKey::for_command(k, c)));
         let (reply, answer) = oneshot::channel();
-        svc.queue
+        part.queue
             .send(Pending {
                 commands,
                 idem,
@@ -798,7 +799,7 @@ async fn replay_state_at(j: &dyn Store, now: DateTime<Utc>) -> berth_calendar::C
 }
 
 async fn snapshot_seq(svc: &ReservationService) -> u64 {
-    svc.core.inner.lock().await.snapshot_seq
+    svc.all_parts()[0].core.inner.lock().await.snapshot_seq
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -140,7 +140,8 @@ impl Core {
             for (i, p) in batch.iter().enumerate() {
                 if let Some(k) = &p.idem {
                     if let Some(rec) = known.get(&k.key) {
-                        let answer = replayed(k, &rec.request_hash, rec.response.clone());
+                        let response = super::partitions::unwrap_response(rec.response.clone()).1;
+                        let answer = replayed(k, &rec.request_hash, response);
                         verdicts.push(Verdict::Done(answer));
                         continue;
                     }
@@ -168,7 +169,9 @@ impl Core {
                         }));
                         if let Some(k) = &p.idem {
                             let response = match serde_json::to_value(outcomes.first()) {
-                                Ok(v) => v,
+                                Ok(v) => {
+                                    super::partitions::wrap_response(self.partition.as_deref(), v)
+                                }
                                 Err(e) => {
                                     self.recover(inner).await;
                                     return fail(ServiceError::store(e));
@@ -274,7 +277,7 @@ impl Core {
 
 /// The answer of a daemon that does not hold the stream's lease (a 503: retry, or send the
 /// request to the holder; berthd forwards it there itself).
-fn not_owner(o: &crate::ownership::Ownership) -> ServiceError {
+pub(super) fn not_owner(o: &crate::ownership::Ownership) -> ServiceError {
     let holder = match o.owner() {
         crate::ownership::Owner::Other { node, url } => format!("`{node}` at {url} holds it"),
         _ => "its holder is not known yet".to_owned(),
@@ -289,7 +292,7 @@ fn not_owner(o: &crate::ownership::Ownership) -> ServiceError {
 
 /// Applies `commands` in order, all or none: a refusal of a later command undoes the earlier
 /// ones (from a copy, only when there are several).
-fn apply_all(
+pub(super) fn apply_all(
     cal: &mut Calendar,
     commands: &[Command],
     now: DateTime<Utc>,

@@ -299,6 +299,14 @@ pub async fn spanning_appends_are_atomic(store: Arc<dyn Store>) {
         ),
         (1, 1)
     );
+    // Streams listed by prefix, with their heads (no wildcard meaning in the prefix).
+    assert_eq!(
+        s.streams("zone-").await.unwrap(),
+        [("zone-a".to_owned(), 1), ("zone-b".to_owned(), 1)]
+    );
+    assert_eq!(s.streams("zone-b").await.unwrap().len(), 1);
+    assert!(s.streams("zone_").await.unwrap().is_empty());
+    assert!(s.streams("%").await.unwrap().is_empty());
     // A stream named twice is refused.
     let twice = [Append {
         stream: "zone-a",
