@@ -922,6 +922,9 @@ impl<'p> Engine<'p> {
             return false;
         }
         self.lag = lagrange::setup(self.p, self.obj, &self.st, &self.active, self.threshold());
+        if let Some(l) = &mut self.lag {
+            l.attach(&mut self.st);
+        }
         self.lag.is_some()
     }
 
@@ -943,7 +946,7 @@ impl<'p> Engine<'p> {
         let Some(lag) = &self.lag else {
             return f64::NEG_INFINITY;
         };
-        let mut lb = lag.bound(&self.st);
+        let mut lb = lag.bound(&mut self.st);
         for &t in &lag.others {
             lb += self
                 .obj
@@ -965,7 +968,7 @@ impl<'p> Engine<'p> {
         let total = penalty + self.lag_bound(root);
         let limit = t - 1e-9 * t.abs().max(1.0);
         let drop = match &self.lag {
-            Some(lag) => lag.filter(&self.st, total, limit),
+            Some(lag) => lag.filter(&mut self.st, total, limit),
             None => Vec::new(),
         };
         if drop.is_empty() {
