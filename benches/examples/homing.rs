@@ -1,7 +1,7 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--explain]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--seed N] [--trace] [--explain]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
@@ -11,7 +11,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use berth_benches::homing::{Instance, SIZES, check, generate, to_problem};
-use berth_solver::{Outcome, SolveOptions};
+use berth_solver::{Outcome, Progress, SolveOptions};
+
+/// `--trace`: each better plan on stderr, with the seconds since the start and the bound.
+struct Trace(Instant);
+
+impl Progress for Trace {
+    fn improved(&self, best: f64, bound: Option<f64>) {
+        let bound = bound.map_or("-".to_string(), |b| format!("{b}"));
+        eprintln!(
+            "{:.3} s: {best} (bound {bound})",
+            self.0.elapsed().as_secs_f64()
+        );
+    }
+}
 
 fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
@@ -86,9 +99,18 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
     let threads: usize = arg(args, "--threads")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
+    let seed: u64 = arg(args, "--seed")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SolveOptions::default().seed);
+    let progress: Option<Arc<dyn Progress>> = args
+        .iter()
+        .any(|a| a == "--trace")
+        .then(|| Arc::new(Trace(start)) as Arc<dyn Progress>);
     let opts = SolveOptions {
         deadline: Some(Arc::new(start + Duration::from_secs_f64(limit))),
         threads,
+        seed,
+        progress,
         ..SolveOptions::default()
     };
     let out = p.solve(&opts);

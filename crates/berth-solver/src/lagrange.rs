@@ -43,6 +43,9 @@ pub(crate) struct Lagrange {
     /// Groups of variables (indexes into `vars`) with the optimum of their adjusted costs
     /// under the hard constraints (see [`Lagrange::set_groups`]).
     groups: Vec<(Vec<usize>, f64)>,
+    /// First of two reversible cells per variable (see [`Lagrange::attach`]); `None` until
+    /// attached (the scans then start from the ends of `order`).
+    cells: Option<usize>,
 }
 
 /// A variable in one capacity: `(offset of the capacity's multipliers, dims, holder of each
@@ -237,13 +240,14 @@ pub(crate) fn setup(
         offset,
         others,
         groups: Vec::new(),
+        cells: None,
     })
 }
 
 impl Lagrange {
     /// The relaxation's bound at this node (without the other terms); infinity when a
     /// domain is empty.
-    pub(crate) fn bound(&self, st: &State) -> f64 {
+    pub(crate) fn bound(&self, st: &mut State) -> f64 {
         let mut lb = -self.offset;
         let mut sums = vec![0.0; self.groups.len()];
         for i in 0..self.vars.len() {
@@ -294,26 +298,54 @@ impl Lagrange {
     }
 
     /// The least adjusted cost left to variable `vars[i]`.
-    fn least(&self, i: usize, st: &State) -> Option<f64> {
+    /// Gives the relaxation two reversible cells per variable in `st` (appended): how many of
+    /// its `order` are known gone from the front (below the first live value) and from the
+    /// back (past the last live one). Domains only shrink down the tree and the cells are
+    /// undone with it, so the scans of `least` and `filter` skip what an ancestor already
+    /// passed instead of rescanning hundreds of removed values at every node.
+    pub(crate) fn attach(&mut self, st: &mut State) {
+        self.cells = Some(st.cells.len());
+        st.cells.extend(std::iter::repeat_n(0, 2 * self.vars.len()));
+    }
+
+    /// `(front, back)` skips of variable `i`.
+    fn skips(&self, i: usize, st: &State) -> (usize, usize) {
+        match self.cells {
+            Some(c) => (
+                usize::try_from(st.cell(c + 2 * i)).unwrap_or(0),
+                usize::try_from(st.cell(c + 2 * i + 1)).unwrap_or(0),
+            ),
+            None => (0, 0),
+        }
+    }
+
+    fn least(&self, i: usize, st: &mut State) -> Option<f64> {
         let x = self.vars[i];
         let adj = &self.adj[i];
         if let Some(v) = st.value(x) {
             return adj.get(v.index()).copied();
         }
-        self.order[i]
-            .iter()
-            .find(|&&v| st.contains(x, v))
-            .and_then(|&v| adj.get(v as usize).copied())
+        let (front, back) = self.skips(i, st);
+        let order = &self.order[i];
+        let end = order.len().saturating_sub(back);
+        let pos = (front..end).find(|&k| st.contains(x, order[k]))?;
+        if let Some(c) = self.cells
+            && pos > front
+        {
+            st.set_cell(c + 2 * i, pos as i64);
+        }
+        adj.get(order[pos] as usize).copied()
     }
 
     /// Values to remove: with the node's total bound `total`, a value whose adjusted cost
     /// replacing its variable's least one reaches `limit` leads to no better plan.
-    pub(crate) fn filter(&self, st: &State, total: f64, limit: f64) -> Vec<(u32, u32)> {
+    pub(crate) fn filter(&self, st: &mut State, total: f64, limit: f64) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
+        let least: Vec<Option<f64>> = (0..self.vars.len()).map(|i| self.least(i, st)).collect();
         // Each group's sum of least costs.
         let mut sums = vec![0.0; self.groups.len()];
-        for i in 0..self.vars.len() {
-            if let (Some(g), Some(a)) = (sums.get_mut(self.group_of[i]), self.least(i, st)) {
+        for (i, a) in least.iter().enumerate() {
+            if let (Some(g), Some(a)) = (sums.get_mut(self.group_of[i]), a) {
                 *g += a;
             }
         }
@@ -322,7 +354,7 @@ impl Lagrange {
             if st.value(x).is_some() {
                 continue;
             }
-            let Some(m) = self.least(i, st) else {
+            let Some(m) = least[i] else {
                 continue;
             };
             // The total with x's least cost taken out, and what a value `a` puts back.
@@ -333,14 +365,26 @@ impl Lagrange {
                 }
                 None => (total - m, f64::NEG_INFINITY, 0.0),
             };
-            for &v in self.order[i].iter().rev() {
+            let (front, back) = self.skips(i, st);
+            let order = &self.order[i];
+            let end = order.len().saturating_sub(back);
+            // Past the loop, every position from `keep` on is gone or removed here.
+            let mut keep = front;
+            for k in (front..end).rev() {
+                let v = order[k];
                 let a = self.adj[i][v as usize];
                 if rest + (sum + a).max(opt) < limit {
+                    keep = k + 1;
                     break;
                 }
                 if st.contains(x, v) {
                     out.push((x, v));
                 }
+            }
+            if let Some(c) = self.cells
+                && keep < end
+            {
+                st.set_cell(c + 2 * i + 1, (order.len() - keep) as i64);
             }
         }
         out
