@@ -888,7 +888,13 @@ impl ReservationService {
 
     /// Removes a webhook of either kind.
     pub async fn unsubscribe(&self, id: &str) -> Result<(), ServiceError> {
-        let (partition, local) = self.split_id(id)?;
+        // Reservation webhooks (`w-<uuid>`) live in the store only; capacity ones (`s<n>`,
+        // partition-qualified when partitioned) in a calendar too.
+        let (partition, local) = if id.starts_with("w-") {
+            (None, id.to_owned())
+        } else {
+            self.split_id(id)?
+        };
         if let Some(n) = local.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()) {
             self.command_at(
                 partition.as_deref(),

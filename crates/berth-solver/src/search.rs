@@ -292,8 +292,9 @@ fn round_share(cost: f64, root_lb: f64) -> u64 {
 /// `round_share` times as many nodes of rounds as the main search ran since the previous
 /// one, and the gap doubles.
 pub(crate) const FIRST_GAP: u64 = 2_000;
-/// Node budget of one neighbourhood round.
-const ROUND_NODES: u64 = 500;
+/// Node budget of one neighbourhood round: many short rounds beat fewer long ones on
+/// 60×800 and 100×1000 (150 against 500: 0.1-0.3% cheaper plans at 10 s over four seeds).
+const ROUND_NODES: u64 = 150;
 
 /// The best plan known to every thread of one search.
 pub(crate) struct Shared {

@@ -176,6 +176,24 @@ async fn commands_are_routed_to_their_zones_partition_with_qualified_ids() {
         let again = svc.command(reserve("b", 1), k).await.unwrap();
         assert_eq!(created(&first), created(&again));
         assert!(again.replayed);
+        // Capacity webhooks are numbered per partition and qualified; both kinds unsubscribe.
+        let sub = berth_calendar::ThresholdSubscription {
+            zone: berth_calendar::ZoneId("b".into()),
+            provider: None,
+            dimension: berth_calendar::Dimension("instances".into()),
+            below: 1,
+        };
+        let cb = "https://hooks.example.com/x".to_owned();
+        let s = svc.subscribe_capacity(sub, cb.clone()).await.unwrap();
+        assert_eq!(s, "b:s1", "{label}");
+        let w = svc
+            .subscribe_reservations(crate::ReservationFilter::default(), cb)
+            .await
+            .unwrap();
+        assert_eq!(svc.webhooks().await.len(), 2, "{label}");
+        svc.unsubscribe(&s).await.unwrap();
+        svc.unsubscribe(&w).await.unwrap();
+        assert!(svc.webhooks().await.is_empty(), "{label}");
         // A second service on the store finds the partitions and the same state.
         let other = open(&store, &clock, Some(PartitionKey::Zone), None)
             .await
