@@ -83,9 +83,9 @@ impl Rng {
 
 /// Out of 256 moves, how many repack two machines exactly; the node budget of each and how
 /// many of their processes each may move.
-const PAIR_SHARE: usize = 48;
-const PAIR_NODES: u64 = 20_000;
-const PAIR_FREE: usize = 16;
+const PAIR_SHARE: usize = 16;
+const PAIR_NODES: u64 = 5_000;
+const PAIR_FREE: usize = 14;
 /// Roomy partners are the roomiest of this many random machines.
 const PAIR_PICK: usize = 2;
 
