@@ -348,13 +348,14 @@ impl<'p> Engine<'p> {
         let mut soft_cell = Vec::new();
         let mut cells = Vec::new();
         let mut active = Vec::new();
+        let universe = p.sizes();
         for (i, (c, w)) in p.entries().enumerate() {
             cons.push(c);
             weights.push(w);
             let start = cells.len();
             let is_active = w.is_none() && cfg.active.get(i).copied().unwrap_or(false);
             if is_active {
-                cells.extend(c.initial_state());
+                cells.extend(c.initial_state(&universe));
                 active.push(i as u32);
                 for x in c.scope() {
                     if let Some(l) = watch.get_mut(x.index()) {
