@@ -120,7 +120,7 @@ impl Constraint for ControllerFit {
         Ok(())
     }
 
-    fn initial_state(&self) -> Vec<i64> {
+    fn initial_state(&self, _universe: &[u32]) -> Vec<i64> {
         vec![0; self.sites.len() * self.dims.len()]
     }
 

@@ -71,7 +71,7 @@ impl Constraint for CommonGroup {
         Ok(())
     }
 
-    fn initial_state(&self) -> Vec<i64> {
+    fn initial_state(&self, _universe: &[u32]) -> Vec<i64> {
         vec![0; self.n_groups + 1]
     }
 

@@ -649,9 +649,7 @@ impl ReservationService {
         }
         if let [one] = targets.as_slice() {
             // The common case (and the only one unpartitioned): no copy of the command.
-            let part = self
-                .open_part(Some(one).filter(|n| !n.is_empty()).cloned())
-                .await?;
+            let part = self.part_for(one, &command).await?;
             return part.command(command, idem).await;
         }
         // Several candidates (a zone whose pools lie in several partitions): the first, in
@@ -763,6 +761,31 @@ impl ReservationService {
             .map(|(_, applied)| applied)
     }
 
+    /// The calendar of partition `name` for `command`. A partition nobody has written yet is
+    /// opened only for a command an empty calendar would accept (capacity, a subscription);
+    /// any other gets the empty calendar's refusal (unknown zone or pool), so requests naming
+    /// arbitrary zones cannot make a daemon open partitions (a writer thread each).
+    async fn part_for(&self, name: &str, command: &Command) -> Result<Arc<Part>, ServiceError> {
+        if name.is_empty() {
+            return self.open_part(None).await;
+        }
+        if let Some(p) = self.part(name) {
+            return Ok(p);
+        }
+        self.discover().await?;
+        if let Some(p) = self.part(name) {
+            return Ok(p);
+        }
+        let mut empty = Calendar::new(self.opts.policy.clone());
+        empty.apply(command.clone(), self.clock.now())?;
+        let part = self.open_part(Some(name.to_owned())).await?;
+        if let Some(o) = part.ownership() {
+            // A new partition's lease is free: the daemon creating it holds it first.
+            o.refresh().await?;
+        }
+        Ok(part)
+    }
+
     /// The one calendar all `groups` go to, when its writer may commit them.
     fn single_local(&self, groups: &BTreeMap<String, Vec<usize>>) -> Option<Arc<Part>> {
         if groups.len() != 1 {
@@ -812,8 +835,7 @@ impl ReservationService {
                     zone: berth_calendar::ZoneId(zone_of(c).unwrap_or_default()),
                 },
             })?;
-            self.open_part(Some(name.clone()).filter(|n| !n.is_empty()))
-                .await?;
+            self.part_for(&name, c).await?;
             groups.entry(name).or_default().push(i);
         }
         Ok(groups)

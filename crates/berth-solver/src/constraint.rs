@@ -54,8 +54,10 @@ pub trait Constraint: Send + Sync {
         Ok(())
     }
 
-    /// Initial content of the constraint's reversible cells (their number is the length).
-    fn initial_state(&self) -> Vec<i64> {
+    /// Initial content of the constraint's reversible cells (their number is the length),
+    /// given each variable's universe size (index = [`VarId`]).
+    fn initial_state(&self, universe: &[u32]) -> Vec<i64> {
+        let _ = universe;
         Vec::new()
     }
 

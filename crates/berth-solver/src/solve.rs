@@ -141,7 +141,14 @@ impl Problem {
             for plan in [quick, seed].into_iter().flatten() {
                 e.seed(plan);
             }
-            if e.relax_capacity()
+            let relaxed = e.relax_capacity();
+            // One optimum wanted: neighbourhood rounds improve the incumbent meanwhile, and a
+            // proven optimum is searched again for the canonical plan.
+            let single = k == 1 && rounds == 1 && !opts.stop_at_first;
+            if relaxed && single {
+                e.early_rounds(opts.seed, EARLY_ROUND_NODES);
+            }
+            if relaxed
                 && let Some(expr) = e.relaxed_objective()
                 && let Ok(adjusted) = Compiled::new(&expr, self.sign(), &self.sizes())
                 && let Some(mut parts) = analyze(self, &adjusted)
@@ -169,9 +176,6 @@ impl Problem {
                 );
             }
             e.watch(opts.progress.as_deref());
-            // One optimum wanted: neighbourhood rounds improve the incumbent meanwhile, and a
-            // proven optimum is searched again for the canonical plan.
-            let single = k == 1 && rounds == 1 && !opts.stop_at_first;
             let threads = opts.threads.max(1);
             let mark = e.st.mark();
             // Helper threads only when the main search has not settled in its first nodes: a
@@ -244,6 +248,10 @@ impl Problem {
 
 /// Node budget of the first component pass when a second one on adjusted costs follows.
 const SHORT_PHASE_LIMIT: u64 = 500;
+
+/// Round nodes on a large problem before the component searches on the Lagrangian costs
+/// (see `Engine::early_rounds`).
+const EARLY_ROUND_NODES: u64 = 20_000;
 
 /// Node limit of the first-plan dive.
 const FIRST_LIMIT: u64 = 20_000;

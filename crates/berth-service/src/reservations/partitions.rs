@@ -152,11 +152,17 @@ impl ReservationService {
         self.opts.partition_key?.of(zone, provider)
     }
 
-    /// Who writes `partition` as this daemon last saw it; opens a partition not seen yet
-    /// (a zone's first request) and, in a cluster, reads or takes its lease.
+    /// Who writes `partition` as this daemon last saw it (a partition written by another
+    /// daemon since the last look is opened; its lease is then read). `Unknown` for a
+    /// partition nobody has written yet: the daemon receiving its first request serves it.
     pub async fn owner_of(&self, partition: &str) -> Result<Owner, ServiceError> {
         let fresh = self.part(partition).is_none();
-        let part = self.open_part(Some(partition.to_owned())).await?;
+        if fresh {
+            self.discover().await?;
+        }
+        let Some(part) = self.part(partition) else {
+            return Ok(Owner::Unknown);
+        };
         match part.ownership() {
             None => Ok(Owner::Unknown),
             Some(o) if fresh || matches!(o.owner(), Owner::Unknown) => o.refresh().await,

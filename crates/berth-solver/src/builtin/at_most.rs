@@ -104,7 +104,7 @@ impl Constraint for AtMostCount {
         Ok(())
     }
 
-    fn initial_state(&self) -> Vec<i64> {
+    fn initial_state(&self, _universe: &[u32]) -> Vec<i64> {
         vec![0]
     }
 

@@ -180,7 +180,7 @@ impl Constraint for Capacity {
         Ok(())
     }
 
-    fn initial_state(&self) -> Vec<i64> {
+    fn initial_state(&self, _universe: &[u32]) -> Vec<i64> {
         vec![0; self.capacity.len()]
     }
 

@@ -54,7 +54,7 @@ impl Constraint for SameGroup {
         key_sizes(&self.vars, &self.of_var, &self.tables, sizes)
     }
 
-    fn initial_state(&self) -> Vec<i64> {
+    fn initial_state(&self, _universe: &[u32]) -> Vec<i64> {
         vec![UNSET]
     }
 

@@ -225,6 +225,15 @@ async fn a_zone_spread_over_provider_partitions_is_tried_in_name_order() {
         assert!(e.conflict().is_some(), "{label}: {e}");
         let e = svc.command(reserve("nowhere", 1), None).await.unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::NotFound, "{label}: {e}");
+        // Naming a provider nobody has given capacity opens no partition.
+        let mut req = ReservationRequest::new("z", Amounts::new().with("instances", 1));
+        req.provider = Some(berth_calendar::ProviderId("p9".into()));
+        let e = svc
+            .command(Command::CreateReservation(req), None)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotFound, "{label}: {e}");
+        assert_eq!(svc.partitions(), ["p0", "p1", "p2"], "{label}");
     }
 }
 
@@ -292,11 +301,14 @@ async fn a_spanning_batch_through_a_non_holder_is_fenced_by_the_holders_tokens()
         let n2 = open(&store, &clock, Some(PartitionKey::Zone), Some("n2"))
             .await
             .unwrap();
-        // n1 creates and holds both partitions; n2 follows them.
-        assert!(n1.owner_of("a").await.unwrap().is_me(), "{label}");
-        assert!(n1.owner_of("b").await.unwrap().is_me(), "{label}");
+        // Nobody wrote `a` yet: no owner. n1 creates both partitions and holds them first;
+        // n2 follows them.
+        assert_eq!(n2.owner_of("a").await.unwrap(), crate::Owner::Unknown);
+        assert!(n2.partitions().is_empty(), "{label}");
         n1.command(grow("a", "os", 2), None).await.unwrap();
         n1.command(grow("b", "os", 2), None).await.unwrap();
+        assert!(n1.owner_of("a").await.unwrap().is_me(), "{label}");
+        assert!(n1.owner_of("b").await.unwrap().is_me(), "{label}");
         assert!(!n2.owner_of("a").await.unwrap().is_me(), "{label}");
         // A single write at the non-holder is refused (berthd forwards it to the holder).
         let e = n2.command(reserve("a", 1), None).await.unwrap_err();
