@@ -1,9 +1,15 @@
 //! Webhook delivery: notifications are POSTed as JSON with bounded retries and exponential
 //! backoff, from a bounded queue, with bounded concurrency. Delivery is at least once.
 //! `https://` callbacks are verified with rustls against the webpki and platform roots plus an
-//! optional operator CA bundle; `require_https` refuses plain `http://` callbacks.
+//! optional operator CA bundle; `require_https` refuses plain `http://` callbacks. Unless
+//! private callbacks are allowed, host names are resolved by [`PublicOnly`], which drops
+//! non-public addresses at connect time (a name pointing at the metadata service or the
+//! intranet, or re-pointed there after the subscription was checked, reaches nothing).
 
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -108,14 +114,22 @@ impl Notifier {
     /// Starts the delivery task on the current runtime; an unreadable or invalid `ca_file`
     /// (or an HTTP client that cannot be built) is an error naming the file.
     pub fn try_spawn(cfg: NotifyConfig) -> Result<Notifier, ServiceError> {
-        let client = client(&cfg)?;
+        Notifier::try_spawn_with(cfg, system_lookup())
+    }
+
+    /// [`Notifier::try_spawn`] resolving host names with `lookup`.
+    pub(crate) fn try_spawn_with(
+        cfg: NotifyConfig,
+        lookup: Lookup,
+    ) -> Result<Notifier, ServiceError> {
+        let client = client(&cfg, lookup)?;
         Ok(Notifier::start(cfg, client))
     }
 
     /// [`Notifier::try_spawn`] for callers that cannot stop: when the client cannot be built
     /// (only a bad `ca_file` does that) the error is logged and delivery uses the built-in roots.
     pub fn spawn(cfg: NotifyConfig) -> Notifier {
-        let client = client(&cfg).unwrap_or_else(|e| {
+        let client = client(&cfg, system_lookup()).unwrap_or_else(|e| {
             tracing::error!(error = %e, "webhook client without the configured CA bundle");
             reqwest::Client::builder()
                 .timeout(cfg.request_timeout)
@@ -200,10 +214,75 @@ impl Notifier {
     }
 }
 
-/// The HTTP client: rustls with the webpki and platform roots, plus `cfg.ca_file`'s CAs.
-fn client(cfg: &NotifyConfig) -> Result<reqwest::Client, ServiceError> {
+/// Resolves a host name to its addresses.
+pub(crate) type Lookup = Arc<
+    dyn Fn(String) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// The system's resolver.
+fn system_lookup() -> Lookup {
+    Arc::new(|name: String| {
+        Box::pin(async move {
+            let addrs = tokio::net::lookup_host((name.as_str(), 0)).await?;
+            Ok(addrs.map(|a| a.ip()).collect())
+        })
+    })
+}
+
+/// Webhook host names resolved to public addresses only (unless private ones are allowed):
+/// the check happens where the connection is made, so no later change of the name's records
+/// can point a delivery at the local network.
+pub(crate) struct PublicOnly {
+    allow_private: bool,
+    lookup: Lookup,
+}
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let lookup = Arc::clone(&self.lookup);
+        let allow_private = self.allow_private;
+        let name = name.as_str().to_owned();
+        Box::pin(async move {
+            let ips = lookup(name.clone()).await?;
+            let mut refused = None;
+            let public: Vec<SocketAddr> = ips
+                .into_iter()
+                .filter(|&ip| match non_public_ip(ip) {
+                    Some(what) if !allow_private => {
+                        refused = Some((ip, what));
+                        false
+                    }
+                    _ => true,
+                })
+                .map(|ip| SocketAddr::new(ip, 0))
+                .collect();
+            if public.is_empty()
+                && let Some((ip, what)) = refused
+            {
+                let e: Box<dyn std::error::Error + Send + Sync> = format!(
+                    "callback host `{name}` resolves to {ip}, {what}; expected a public address ([notify] allow_private_callbacks permits it)"
+                )
+                .into();
+                return Err(e);
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(public.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+/// The HTTP client: rustls with the webpki and platform roots, plus `cfg.ca_file`'s CAs;
+/// host names resolved by `lookup` through [`PublicOnly`].
+fn client(cfg: &NotifyConfig, lookup: Lookup) -> Result<reqwest::Client, ServiceError> {
+    let resolver = PublicOnly {
+        allow_private: cfg.allow_private_callbacks,
+        lookup,
+    };
     let mut b = reqwest::Client::builder()
         .use_rustls_tls()
+        .dns_resolver(Arc::new(resolver))
         .timeout(cfg.request_timeout);
     if let Some(path) = &cfg.ca_file {
         let bad =
@@ -287,8 +366,21 @@ mod tests;
 /// What non-public place `url` names by its host: loopback, private, link-local, unspecified,
 /// multicast or broadcast addresses and `localhost` names. Other names are not resolved here.
 pub(crate) fn non_public(url: &str) -> Option<&'static str> {
-    use std::net::{IpAddr, Ipv4Addr};
     let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<IpAddr>() {
+        Ok(ip) => non_public_ip(ip),
+        Err(_) => {
+            let d = host.trim_end_matches('.').to_ascii_lowercase();
+            (d == "localhost" || d.ends_with(".localhost")).then_some("the local host")
+        }
+    }
+}
+
+/// What non-public kind of address `ip` is, if it is one.
+pub(crate) fn non_public_ip(ip: IpAddr) -> Option<&'static str> {
+    use std::net::Ipv4Addr;
     let v4 = |ip: Ipv4Addr| {
         if ip.is_loopback() {
             Some("a loopback address")
@@ -302,11 +394,9 @@ pub(crate) fn non_public(url: &str) -> Option<&'static str> {
             None
         }
     };
-    let host = parsed.host_str()?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match host.parse::<IpAddr>() {
-        Ok(IpAddr::V4(ip)) => v4(ip),
-        Ok(IpAddr::V6(ip)) => match ip.to_ipv4_mapped() {
+    match ip {
+        IpAddr::V4(ip) => v4(ip),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
             Some(m) => v4(m),
             None if ip.is_loopback() => Some("a loopback address"),
             None if ip.is_unspecified() || ip.is_multicast() => Some("a non-unicast address"),
@@ -316,9 +406,5 @@ pub(crate) fn non_public(url: &str) -> Option<&'static str> {
             }
             None => None,
         },
-        Err(_) => {
-            let d = host.trim_end_matches('.').to_ascii_lowercase();
-            (d == "localhost" || d.ends_with(".localhost")).then_some("the local host")
-        }
     }
 }

@@ -1,5 +1,6 @@
 //! Tests of webhook delivery: backoff, HTTPS to a loopback server signed by a test CA (trusted
-//! through `ca_file`, refused without it), `require_https`, and bad CA files.
+//! through `ca_file`, refused without it), `require_https`, bad CA files, and host names
+//! resolving to private addresses.
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -351,4 +352,109 @@ async fn private_callbacks_are_refused_unless_allowed() {
     })
     .unwrap();
     assert!(open.check_callback("http://10.0.0.7:8080/hook").is_ok());
+}
+
+/// A plain HTTP receiver on loopback; returns its port.
+async fn http_receiver() -> (u16, Received) {
+    let got: Received = Arc::default();
+    let g = Arc::clone(&got);
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<serde_json::Value>| {
+            let g = Arc::clone(&g);
+            async move {
+                g.lock().unwrap().push(v);
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(tcp, app).await });
+    (port, got)
+}
+
+/// Names of the tests' own (no DNS server answers for made-up names here).
+fn lookup(table: &'static [(&'static str, &'static [&'static str])]) -> Lookup {
+    Arc::new(move |name: String| {
+        Box::pin(async move {
+            let ips = table
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, ips)| ips.iter().map(|ip| ip.parse().unwrap()).collect())
+                .unwrap_or_default();
+            Ok(ips)
+        })
+    })
+}
+
+#[tokio::test]
+async fn a_host_name_resolving_to_a_private_address_is_not_posted_to_unless_allowed() {
+    const HOSTS: &[(&str, &[&str])] = &[("hooks.example", &["127.0.0.1"])];
+    let (port, got) = http_receiver().await;
+    let url = format!("http://hooks.example:{port}/hook");
+    let note = || Notification {
+        callback: url.clone(),
+        body: serde_json::json!({"event": "reservation-started"}),
+    };
+
+    // The name passes the subscription check (it is not an address), but every connection
+    // attempt finds only a loopback address and refuses it: nothing arrives.
+    let strict = Notifier::try_spawn_with(
+        NotifyConfig {
+            allow_private_callbacks: false,
+            ..fast(None)
+        },
+        lookup(HOSTS),
+    )
+    .unwrap();
+    assert!(strict.check_callback(&url).is_ok());
+    strict.send_all(vec![note()]);
+    let stats = settle(&strict, |s| s.failed >= 1).await;
+    assert_eq!(
+        (stats.attempts, stats.delivered, stats.failed),
+        (3, 0, 1),
+        "{stats:?}"
+    );
+    assert!(got.lock().unwrap().is_empty());
+
+    // Allowed, the same name resolves through the same resolver and the POST arrives.
+    let open = Notifier::try_spawn_with(fast(None), lookup(HOSTS)).unwrap();
+    open.send_all(vec![note()]);
+    let stats = settle(&open, |s| s.delivered >= 1).await;
+    assert_eq!((stats.delivered, stats.failed), (1, 0), "{stats:?}");
+    assert_eq!(
+        got.lock().unwrap().as_slice(),
+        [serde_json::json!({"event": "reservation-started"})]
+    );
+}
+
+#[tokio::test]
+async fn the_resolver_keeps_public_addresses_and_names_what_it_refused() {
+    use reqwest::dns::Resolve;
+    const HOSTS: &[(&str, &[&str])] = &[
+        ("mixed.example", &["10.1.2.3", "93.184.216.34", "fd00::1"]),
+        ("metadata.example", &["169.254.169.254"]),
+    ];
+    let resolve = |allow_private: bool, name: &'static str| {
+        let r = PublicOnly {
+            allow_private,
+            lookup: lookup(HOSTS),
+        };
+        async move {
+            r.resolve(name.parse().unwrap())
+                .await
+                .map(|addrs| addrs.map(|a| a.ip().to_string()).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())
+        }
+    };
+    assert_eq!(
+        resolve(false, "mixed.example").await,
+        Ok(vec!["93.184.216.34".to_owned()])
+    );
+    assert_eq!(
+        resolve(false, "metadata.example").await,
+        Err("callback host `metadata.example` resolves to 169.254.169.254, a link-local address (where cloud metadata services answer); expected a public address ([notify] allow_private_callbacks permits it)".to_owned())
+    );
+    assert_eq!(resolve(true, "mixed.example").await.map(|v| v.len()), Ok(3));
 }
