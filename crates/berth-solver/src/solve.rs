@@ -182,6 +182,9 @@ impl Problem {
             // small problem does not pay their start.
             let helpers = single && threads > 1;
             if helpers && !e.probe(opts.helpers_after) {
+                // The main search runs rounds too, as many as the root gap calls for, on its
+                // own random source: one more trajectory (they end far apart by seed).
+                e.improve(opts.seed.wrapping_add(threads as u64), FIRST_GAP);
                 e.share(&shared);
                 let root = e.st.clone();
                 let helpers: Vec<Engine<'_>> =

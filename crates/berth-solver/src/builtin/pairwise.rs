@@ -171,3 +171,59 @@ impl Constraint for Pairwise {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ConstraintId;
+    use crate::state::State;
+
+    /// The constraint's view of `st` (its cells are the first eight).
+    fn ctx(st: &mut State) -> Ctx<'_> {
+        Ctx {
+            st,
+            cid: ConstraintId(0),
+            cells: 0..8,
+            root: true,
+        }
+    }
+
+    /// Values of `var` left in `st`.
+    fn left(st: &State, var: u32) -> Vec<u32> {
+        st.values(var).map(|v| v.0).collect()
+    }
+
+    #[test]
+    fn residual_supports_still_prune_values_that_lost_their_last_support() {
+        // b = a: each value of b has exactly one support, the same value of a.
+        let c = Pairwise::new(VarId(0), VarId(1), |x, y| x == y);
+        let cells = c.initial_state(&[4, 4]);
+        assert_eq!(cells.len(), 8);
+        let mut st = State::new(&[4, 4], cells);
+        assert!(c.propagate(&mut ctx(&mut st)).is_ok());
+        // Every value of b now remembers a support (its own value + 1).
+        assert_eq!(&st.cells[4..8], &[1, 2, 3, 4]);
+        assert!(st.remove(0, 2, ConstraintId(0)).is_ok());
+        assert!(c.on_domain_change(&mut ctx(&mut st), VarId(0)).is_ok());
+        assert_eq!(left(&st, 1), vec![0, 1, 3]);
+        // Without cells (AC off) nothing is recorded and forward checking still works.
+        let fc = Pairwise::new(VarId(0), VarId(1), |x, y| x == y).with_ac_limit(0);
+        assert!(fc.initial_state(&[4, 4]).is_empty());
+    }
+
+    #[test]
+    fn a_stale_residue_is_searched_again_not_trusted() {
+        // a <= b: b = 3 is supported by every a; its first support is a = 0.
+        let c = Pairwise::new(VarId(0), VarId(1), |x, y| x <= y);
+        let mut st = State::new(&[4, 4], c.initial_state(&[4, 4]));
+        let mut ctx = ctx(&mut st);
+        assert!(c.propagate(&mut ctx).is_ok());
+        for v in [0, 1] {
+            assert!(ctx.remove(VarId(0), Value(v)).is_ok());
+        }
+        assert!(c.on_domain_change(&mut ctx, VarId(0)).is_ok());
+        // b = 0 and b = 1 lost every support; b = 3 found a new one (a = 2).
+        assert_eq!(left(&st, 1), vec![2, 3]);
+        assert_eq!(st.cells[4 + 3], 3);
+    }
+}
