@@ -87,15 +87,8 @@ impl axum::serve::Listener for TlsListener {
 
 type Received = Arc<Mutex<Vec<serde_json::Value>>>;
 
-/// An HTTPS webhook receiver on loopback with `pki`'s server certificate; returns its URL.
-async fn https_receiver(pki: &Pki) -> (String, Received) {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![pki.cert.clone()], pki.key.clone_key())
-        .unwrap();
+/// A `/hook` route that keeps every JSON body POSTed to it.
+fn hook_app() -> (axum::Router, Received) {
     let got: Received = Arc::default();
     let g = Arc::clone(&got);
     let app = axum::Router::new().route(
@@ -108,6 +101,19 @@ async fn https_receiver(pki: &Pki) -> (String, Received) {
             }
         }),
     );
+    (app, got)
+}
+
+/// An HTTPS webhook receiver on loopback with `pki`'s server certificate; returns its URL.
+async fn https_receiver(pki: &Pki) -> (String, Received) {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![pki.cert.clone()], pki.key.clone_key())
+        .unwrap();
+    let (app, got) = hook_app();
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = tcp.local_addr().unwrap().port();
     let listener = TlsListener {
@@ -356,18 +362,7 @@ async fn private_callbacks_are_refused_unless_allowed() {
 
 /// A plain HTTP receiver on loopback; returns its port.
 async fn http_receiver() -> (u16, Received) {
-    let got: Received = Arc::default();
-    let g = Arc::clone(&got);
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(v): axum::Json<serde_json::Value>| {
-            let g = Arc::clone(&g);
-            async move {
-                g.lock().unwrap().push(v);
-                axum::http::StatusCode::OK
-            }
-        }),
-    );
+    let (app, got) = hook_app();
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = tcp.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(tcp, app).await });
