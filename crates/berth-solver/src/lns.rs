@@ -5,9 +5,11 @@
 //! neighbourhood grows from a random variable through what binds it: the other variables of
 //! its small constraints and objective terms (pairs, groups, anti-affinity), the variables
 //! holding the same capacity holder, and those holding the holders of its cheapest values
-//! (they must move for it to move there). Its size adapts: a round that searched its whole
-//! neighbourhood without improving grows the next one, a round cut by its node budget shrinks
-//! it. The random source is a seeded xorshift, so a fixed seed gives fixed rounds.
+//! (they must move for it to move there). One round in four instead frees variables drawn
+//! at random: changes between unrelated demands, which the grown neighbourhoods never pair
+//! (60×800 at 10 s, four seeds: 83 607 to 83 723 without, 83 585 to 83 593 with). Its size
+//! adapts: a round that searched its whole neighbourhood without improving grows the next
+//! one, a round cut by its node budget shrinks it. The random source is a seeded xorshift, so a fixed seed gives fixed rounds.
 
 use crate::expr::Compiled;
 use crate::{ConstraintId, Keys, NO_KEY, Problem, Value};
@@ -145,6 +147,9 @@ impl Neighbourhoods {
         }
         let mut count = 0;
         let mut frontier: Vec<u32> = Vec::new();
+        // One round in four frees variables drawn at random, not grown through what binds
+        // them: the grown ones alone end in local optima (see the module doc).
+        let scatter = self.next().is_multiple_of(4);
         while count < want {
             let x = match frontier.len() {
                 0 => {
@@ -159,6 +164,9 @@ impl Neighbourhoods {
             free[x as usize] = true;
             count += 1;
             let xi = x as usize;
+            if scatter {
+                continue;
+            }
             frontier.extend(self.related[xi].iter().filter(|&&y| !free[y as usize]));
             let mut values: Vec<u32> = self.cheap[xi].clone();
             if let Some(v) = incumbent.get(xi) {
