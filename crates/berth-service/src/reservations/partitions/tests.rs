@@ -104,6 +104,20 @@ async fn open(
     .await
 }
 
+/// Nodes `n1` then `n2` on `store`, partitioned by zone.
+async fn two_nodes(
+    store: &Arc<dyn Store>,
+    clock: &ManualClock,
+) -> (Arc<ReservationService>, Arc<ReservationService>) {
+    let n1 = open(store, clock, Some(PartitionKey::Zone), Some("n1"))
+        .await
+        .unwrap();
+    let n2 = open(store, clock, Some(PartitionKey::Zone), Some("n2"))
+        .await
+        .unwrap();
+    (n1, n2)
+}
+
 fn created(c: &crate::Committed) -> String {
     match &c.outcome.applied {
         Applied::ReservationCreated { id, .. } => crate::qualify(c.partition.as_deref(), id),
@@ -295,12 +309,7 @@ async fn a_batch_spanning_partitions_commits_all_in_one_transaction_or_nothing()
 async fn a_spanning_batch_through_a_non_holder_is_fenced_by_the_holders_tokens() {
     for (label, store) in stores("spanning_fenced").await {
         let clock = ManualClock::new(t0());
-        let n1 = open(&store, &clock, Some(PartitionKey::Zone), Some("n1"))
-            .await
-            .unwrap();
-        let n2 = open(&store, &clock, Some(PartitionKey::Zone), Some("n2"))
-            .await
-            .unwrap();
+        let (n1, n2) = two_nodes(&store, &clock).await;
         // Nobody wrote `a` yet: no owner. n1 creates both partitions and holds them first;
         // n2 follows them.
         assert_eq!(n2.owner_of("a").await.unwrap(), crate::Owner::Unknown);
@@ -412,12 +421,7 @@ async fn a_store_written_with_another_layout_is_refused() {
 async fn leases_spread_to_a_fair_share_and_a_dead_nodes_are_taken_over() {
     for (label, store) in stores("spread").await {
         let clock = ManualClock::new(t0());
-        let n1 = open(&store, &clock, Some(PartitionKey::Zone), Some("n1"))
-            .await
-            .unwrap();
-        let n2 = open(&store, &clock, Some(PartitionKey::Zone), Some("n2"))
-            .await
-            .unwrap();
+        let (n1, n2) = two_nodes(&store, &clock).await;
         let node = |n: &str| {
             Ownership::new(
                 Arc::clone(&store),
