@@ -84,4 +84,4 @@ impl PgStore {
     }
 }
 
-crate::sql::sql_store!(PgStore, Backend::Postgres);
+crate::sql::sql_store!(PgStore, sqlx::Postgres, Backend::Postgres);

@@ -44,8 +44,32 @@ pub(crate) mod q {
 /// Implements `Store` for `$store` (a struct with `pool: sqlx::Pool<$db>` and an inherent
 /// `begin_write`) with the statements of [`q`].
 macro_rules! sql_store {
-    ($store:ty, $backend:expr) => {
+    ($store:ty, $db:ty, $backend:expr) => {
         impl $store {
+            /// Runs one statement in a write transaction of its own, retried on serialization
+            /// failures, and returns how many rows it changed. `query` builds it anew per try.
+            async fn write_one<'q>(
+                &self,
+                what: &'static str,
+                query: impl Fn() -> sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments<'q>>,
+            ) -> Result<u64, $crate::StoreError> {
+                use $crate::StoreError as E;
+                $crate::lease::retry_serialization(|| async {
+                    let mut tx = self
+                        .begin_write()
+                        .await
+                        .map_err(E::db("begin transaction"))?;
+                    let n = query()
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db(what))?
+                        .rows_affected();
+                    tx.commit().await.map_err(E::db("commit"))?;
+                    Ok(n)
+                })
+                .await
+            }
+
             /// One attempt of [`Store::write`](crate::Store::write).
             async fn write_once(
                 &self,
@@ -641,23 +665,18 @@ macro_rules! sql_store {
                 now: chrono::DateTime<chrono::Utc>,
                 hold: std::time::Duration,
             ) -> $crate::StoreFuture<'a, bool> {
-                use $crate::StoreError as E;
-                Box::pin($crate::lease::retry_serialization(move || async move {
-                    let mut tx = self
-                        .begin_write()
-                        .await
-                        .map_err(E::db("begin transaction"))?;
-                    let n = sqlx::query($crate::queue::q::RENEW)
-                        .bind(plan_id)
-                        .bind(owner)
-                        .bind($crate::queue::claim_end(now, hold))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(E::db("renew plan claim"))?
-                        .rows_affected();
-                    tx.commit().await.map_err(E::db("commit"))?;
+                Box::pin(async move {
+                    let end = $crate::queue::claim_end(now, hold);
+                    let n = self
+                        .write_one("renew plan claim", || {
+                            sqlx::query($crate::queue::q::RENEW)
+                                .bind(plan_id)
+                                .bind(owner)
+                                .bind(end)
+                        })
+                        .await?;
                     Ok(n == 1)
-                }))
+                })
             }
 
             fn complete_plan_claim<'a>(
@@ -665,39 +684,19 @@ macro_rules! sql_store {
                 plan_id: &'a str,
                 owner: &'a str,
             ) -> $crate::StoreFuture<'a, bool> {
-                use $crate::StoreError as E;
-                Box::pin($crate::lease::retry_serialization(move || async move {
-                    let mut tx = self
-                        .begin_write()
-                        .await
-                        .map_err(E::db("begin transaction"))?;
-                    let n = sqlx::query($crate::queue::q::COMPLETE)
-                        .bind(plan_id)
-                        .bind(owner)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(E::db("complete plan claim"))?
-                        .rows_affected();
-                    tx.commit().await.map_err(E::db("commit"))?;
+                Box::pin(async move {
+                    let n = self
+                        .write_one("complete plan claim", || {
+                            sqlx::query($crate::queue::q::COMPLETE).bind(plan_id).bind(owner)
+                        })
+                        .await?;
                     Ok(n == 1)
-                }))
+                })
             }
 
             fn release_plan_claims<'a>(&'a self, owner: &'a str) -> $crate::StoreFuture<'a, u64> {
-                use $crate::StoreError as E;
-                Box::pin($crate::lease::retry_serialization(move || async move {
-                    let mut tx = self
-                        .begin_write()
-                        .await
-                        .map_err(E::db("begin transaction"))?;
-                    let n = sqlx::query($crate::queue::q::RELEASE_OWNER)
-                        .bind(owner)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(E::db("release plan claims"))?
-                        .rows_affected();
-                    tx.commit().await.map_err(E::db("commit"))?;
-                    Ok(n)
+                Box::pin(self.write_one("release plan claims", move || {
+                    sqlx::query($crate::queue::q::RELEASE_OWNER).bind(owner)
                 }))
             }
 

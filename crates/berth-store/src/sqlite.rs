@@ -132,4 +132,4 @@ async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     }
 }
 
-crate::sql::sql_store!(SqliteStore, Backend::Sqlite);
+crate::sql::sql_store!(SqliteStore, sqlx::Sqlite, Backend::Sqlite);
