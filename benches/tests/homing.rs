@@ -1,5 +1,6 @@
 //! Homing instances whose optimum CP-SAT proved (docs/benchmarks.md): Berth proves the same
-//! objective, its plan passes the instance checker, and more threads return the same plan.
+//! objective, its plan passes the instance checker, and more threads return the same plan, with
+//! the LP bound off (these sizes are under its default threshold) and forced on.
 
 use berth_benches::homing::{check, generate, to_problem};
 use berth_solver::{Outcome, SolveOptions};
@@ -25,12 +26,21 @@ fn berth_proves_the_cpsat_optima() {
         let inst = generate(n, m, seed);
         let p = to_problem(&inst);
         let mut plans = Vec::new();
-        // Two threads: helpers from the root, and only after the first nodes (the default).
-        for (threads, helpers_after) in [(1, 0), (2, 0), (2, 2_000)] {
+        // Two threads: helpers from the root, and only after the first nodes (the default);
+        // then the same with the LP bound on every size.
+        let runs = [
+            (1, 0, None),
+            (2, 0, None),
+            (2, 2_000, None),
+            (1, 0, Some(0)),
+            (2, 0, Some(0)),
+        ];
+        for (threads, helpers_after, lp_min_values) in runs {
             let out = p
                 .solve(&SolveOptions {
                     threads,
                     helpers_after,
+                    lp_min_values,
                     ..SolveOptions::default()
                 })
                 .expect("valid problem");
@@ -50,6 +60,11 @@ fn berth_proves_the_cpsat_optima() {
         assert_eq!(
             plans[0], plans[2],
             "{}: 1 and 2 threads, late helpers",
+            inst.name
+        );
+        assert_eq!(
+            plans[3], plans[4],
+            "{}: LP bound, 1 and 2 threads",
             inst.name
         );
     }

@@ -135,4 +135,8 @@ impl berth_solver::Deadline for ClockDeadline {
     fn expired(&self) -> bool {
         self.clock.now() >= self.at
     }
+
+    fn remaining(&self) -> Option<Duration> {
+        Some(self.at.saturating_sub(self.clock.now()))
+    }
 }

@@ -99,6 +99,45 @@ pub trait Constraint: Send + Sync {
         let _ = (a, b);
         false
     }
+
+    /// Linear rows (when hard) that every solution satisfies, over the indicators
+    /// `[x = v]` of the values in `domains` (the root domains after propagation: a value
+    /// outside them is never taken). They feed the LP bound, so they must be valid for
+    /// every solution; stronger rows give a stronger bound. The default (none) is always
+    /// sound.
+    fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
+        let _ = domains;
+        Vec::new()
+    }
+}
+
+/// `Σ coef · [var = value] ≤ rhs`, or `= rhs` when `equal`: a row of the LP relaxation (see
+/// [`Constraint::linear`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Linear {
+    /// `(variable, value, coefficient)`.
+    pub terms: Vec<(VarId, Value, f64)>,
+    /// The right-hand side.
+    pub rhs: f64,
+    /// An equality instead of `≤`.
+    pub equal: bool,
+}
+
+/// The domains a constraint's [`Constraint::linear`] rows range over.
+pub struct Domains<'a> {
+    pub(crate) st: &'a State,
+}
+
+impl Domains<'_> {
+    /// Current values of `var`, increasing.
+    pub fn values(&self, var: VarId) -> DomainIter<'_> {
+        self.st.values(var.0)
+    }
+
+    /// Current domain size of `var`.
+    pub fn size(&self, var: VarId) -> u32 {
+        self.st.size(var.0)
+    }
 }
 
 /// What a constraint sees during propagation: domains, assignment, its own reversible cells.

@@ -85,32 +85,8 @@ pub(crate) fn setup(
     active: &[u32],
     upper: f64,
 ) -> Option<Lagrange> {
-    let root = obj.root_terms()?;
-    let sign = p.sign();
+    let (base, others) = unary_costs(p, obj, st)?;
     let n = st.vars();
-    let mut base: Vec<Vec<f64>> = vec![Vec::new(); n];
-    let mut others = Vec::new();
-    for (t, &(w, node)) in root.iter().enumerate() {
-        let Some((var, costs, _, _)) = obj.unary_leaf(node) else {
-            others.push(t);
-            continue;
-        };
-        let x = var as usize;
-        if x >= n {
-            return None;
-        }
-        let u = st.universe(var) as usize;
-        if base[x].is_empty() {
-            base[x] = vec![0.0; u];
-        }
-        for (v, b) in base[x].iter_mut().enumerate() {
-            let c = sign * w * costs.get(v).copied().unwrap_or(0.0);
-            if !c.is_finite() {
-                return None;
-            }
-            *b += c;
-        }
-    }
     let mut caps: Vec<Vec<Membership>> = vec![Vec::new(); n];
     let mut capacity: Vec<f64> = Vec::new();
     for (cid, data) in p.capacities() {
@@ -220,31 +196,90 @@ pub(crate) fn setup(
     }
     let lam = best_lam;
     let offset: f64 = lam.iter().zip(&capacity).map(|(l, c)| l * c).sum();
-    let mut vars = Vec::with_capacity(parts.len());
-    let mut adj = Vec::with_capacity(parts.len());
-    let mut order = Vec::with_capacity(parts.len());
-    for (pt, dom) in parts.iter().zip(domains) {
-        let u = st.universe(pt.var);
-        let a: Vec<f64> = (0..u).map(|v| pt.adjusted(v, &lam)).collect();
-        let mut o = dom;
-        o.sort_by(|&x, &y| a[x as usize].total_cmp(&a[y as usize]).then(x.cmp(&y)));
-        vars.push(pt.var);
-        adj.push(a);
-        order.push(o);
+    let adj = parts
+        .iter()
+        .map(|pt| {
+            (0..st.universe(pt.var))
+                .map(|v| pt.adjusted(v, &lam))
+                .collect()
+        })
+        .collect();
+    let vars = parts.iter().map(|pt| pt.var).collect();
+    Some(Lagrange::new(vars, adj, domains, offset, others))
+}
+
+/// Each variable's unary costs in the minimized sense (`sign * weight * cost`, empty for a
+/// variable without a unary term), and the root terms that are not unary. `None` when the
+/// objective is not a sum or a cost is not finite.
+pub(crate) fn unary_costs(
+    p: &Problem,
+    obj: &Compiled,
+    st: &State,
+) -> Option<(Vec<Vec<f64>>, Vec<usize>)> {
+    let root = obj.root_terms()?;
+    let sign = p.sign();
+    let n = st.vars();
+    let mut base: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut others = Vec::new();
+    for (t, &(w, node)) in root.iter().enumerate() {
+        let Some((var, costs, _, _)) = obj.unary_leaf(node) else {
+            others.push(t);
+            continue;
+        };
+        let x = var as usize;
+        if x >= n {
+            return None;
+        }
+        let u = st.universe(var) as usize;
+        if base[x].is_empty() {
+            base[x] = vec![0.0; u];
+        }
+        for (v, b) in base[x].iter_mut().enumerate() {
+            let c = sign * w * costs.get(v).copied().unwrap_or(0.0);
+            if !c.is_finite() {
+                return None;
+            }
+            *b += c;
+        }
     }
-    Some(Lagrange {
-        group_of: vec![usize::MAX; vars.len()],
-        vars,
-        adj,
-        order,
-        offset,
-        others,
-        groups: Vec::new(),
-        cells: None,
-    })
+    Some((base, others))
 }
 
 impl Lagrange {
+    /// The relaxation from fixed multipliers, given as each variable's adjusted costs (`vars`
+    /// increasing; `adj[i]` over the universe of `vars[i]`, `domains[i]` its root values)
+    /// and `offset = Σ λ · rhs`: the bound is `Σ_x min adj_x − offset`.
+    pub(crate) fn new(
+        vars: Vec<u32>,
+        adj: Vec<Vec<f64>>,
+        domains: Vec<Vec<u32>>,
+        offset: f64,
+        others: Vec<usize>,
+    ) -> Lagrange {
+        let order = adj
+            .iter()
+            .zip(domains)
+            .map(|(a, mut o): (&Vec<f64>, Vec<u32>)| {
+                o.sort_by(|&x, &y| {
+                    let ax = a.get(x as usize).copied().unwrap_or(f64::INFINITY);
+                    let ay = a.get(y as usize).copied().unwrap_or(f64::INFINITY);
+                    ax.total_cmp(&ay).then(x.cmp(&y))
+                });
+                o
+            })
+            .collect();
+        Lagrange {
+            group_of: vec![usize::MAX; vars.len()],
+            vars,
+            adj,
+            order,
+            offset,
+            others,
+            groups: Vec::new(),
+            cells: None,
+        }
+    }
+
     /// The relaxation's bound at this node (without the other terms); infinity when a
     /// domain is empty.
     pub(crate) fn bound(&self, st: &mut State) -> f64 {

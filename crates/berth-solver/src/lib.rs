@@ -82,6 +82,7 @@ mod ids;
 mod keys;
 mod lagrange;
 mod lns;
+mod lp;
 mod matching;
 mod problem;
 mod search;
@@ -95,7 +96,7 @@ mod tests;
 pub use builtin::{
     AllDifferent, AllDifferentGroup, AtMostCount, Capacity, Filter, Pairwise, SameGroup,
 };
-pub use constraint::{Assignment, Constraint, Ctx};
+pub use constraint::{Assignment, Constraint, Ctx, Domains, Linear};
 pub use error::SolveError;
 pub use explain::{Explanation, Triage, VarTriage};
 pub use expr::{Expr, PairFn, Sense};

@@ -19,11 +19,22 @@ pub(crate) const SEARCH: ConstraintId = ConstraintId(u32::MAX);
 pub trait Deadline: Send + Sync {
     /// True once the search must stop.
     fn expired(&self) -> bool;
+
+    /// Time left, when known: steps that cannot check `expired` as they go (the LP bound)
+    /// are given a share of it. `None` (the default) makes them run only within their own
+    /// limits.
+    fn remaining(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 impl Deadline for std::time::Instant {
     fn expired(&self) -> bool {
         std::time::Instant::now() >= *self
+    }
+
+    fn remaining(&self) -> Option<std::time::Duration> {
+        Some(self.saturating_duration_since(std::time::Instant::now()))
     }
 }
 
@@ -64,6 +75,9 @@ pub struct Stats {
     pub max_depth: u32,
     /// Feasibility checks run to explain infeasibility.
     pub explain_checks: u32,
+    /// LP bounds solved (see [`SolveOptions::lp_min_values`]) whose multipliers the search
+    /// used.
+    pub lp_bounds: u32,
     /// Set when a limit stopped the search.
     pub stopped: Option<StopReason>,
 }
@@ -78,6 +92,7 @@ impl Stats {
         self.removals += o.removals;
         self.max_depth = self.max_depth.max(o.max_depth);
         self.explain_checks += o.explain_checks;
+        self.lp_bounds += o.lp_bounds;
         self.stopped = self.stopped.or(o.stopped);
     }
 }
@@ -128,6 +143,13 @@ pub struct SolveOptions {
     pub helpers_after: u64,
     /// Seed of the large-neighbourhood rounds' random choices (same seed, same rounds).
     pub seed: u64,
+    /// The LP bound (see `lp.rs`) on problems with at least this many values in all, for one
+    /// optimum; `None`: never. It costs one LP solve at the root and pays on large problems
+    /// whose pair rules and capacities the other bounds miss.
+    pub lp_min_values: Option<u64>,
+    /// Longest LP solve; with a deadline that knows its remaining time, at most an eighth
+    /// of that.
+    pub lp_time: std::time::Duration,
 }
 
 impl Default for SolveOptions {
@@ -144,9 +166,21 @@ impl Default for SolveOptions {
             threads: 1,
             helpers_after: FIRST_GAP,
             seed: 0,
+            lp_min_values: Some(LP_MIN_VALUES),
+            lp_time: std::time::Duration::from_secs(10),
         }
     }
 }
+
+/// Node LPs run once the domains hold at most this many values in all.
+const NODE_LP_VALUES: u64 = 1_000;
+/// Deepest node whose domains the node LP rows are built on (the nodes below reuse them).
+const NODE_LP_BUILD_DEPTH: u32 = 2;
+/// Longest node LP solve (they take milliseconds at that size).
+const NODE_LP_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Default [`SolveOptions::lp_min_values`].
+pub const LP_MIN_VALUES: u64 = 5_000;
 
 impl std::fmt::Debug for SolveOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,6 +196,8 @@ impl std::fmt::Debug for SolveOptions {
             .field("threads", &self.threads)
             .field("helpers_after", &self.helpers_after)
             .field("seed", &self.seed)
+            .field("lp_min_values", &self.lp_min_values)
+            .field("lp_time", &self.lp_time)
             .finish()
     }
 }
@@ -247,6 +283,10 @@ pub(crate) struct Engine<'p> {
     sym_rank: Vec<Vec<u32>>,
     /// The capacities relaxed into the unary terms (see `lagrange.rs`), once set up.
     lag: Option<Lagrange>,
+    /// LP bounds at the nodes once the domains are small (after the root LP paid): the rows
+    /// of the last build, reused while they cover the node.
+    node_lp: Option<crate::lp::Relaxation>,
+    node_lp_on: bool,
     /// Told of each new best plan, with the root bound (minimized cost).
     progress: Option<(&'p dyn Progress, f64)>,
     /// The threshold while fewer than `k` plans are known (a neighbourhood round's
@@ -429,6 +469,8 @@ impl<'p> Engine<'p> {
             sym: Vec::new(),
             sym_rank: Vec::new(),
             lag: None,
+            node_lp: None,
+            node_lp_on: false,
             progress: None,
             cap: f64::INFINITY,
             cfg: *cfg,
@@ -681,6 +723,8 @@ impl<'p> Engine<'p> {
         let keep = std::mem::take(&mut self.found);
         self.st.undo_to(mark);
         self.st.clear_events();
+        // Rows built on this search's domains would make the pass depend on its path.
+        self.node_lp = None;
         self.cap = keep[0].cost + tol;
         let (first_only, progress) = (self.first_only, self.progress.take());
         self.first_only = true;
@@ -960,12 +1004,28 @@ impl<'p> Engine<'p> {
     }
 
     /// After root propagation, in the main search: relaxes the hard capacities into the unary
-    /// terms (multipliers chosen against the current incumbent). True if it pays.
-    pub(crate) fn relax_capacity(&mut self) -> bool {
+    /// terms (multipliers chosen against the current incumbent), or with `lp` (its time
+    /// limit) every hard constraint with the LP's multipliers, whichever bounds higher. True
+    /// if it pays.
+    pub(crate) fn relax_capacity(&mut self, lp: Option<std::time::Duration>) -> bool {
         if !self.with_objective || self.vars.is_some() || self.terms.is_some() {
             return false;
         }
         self.lag = lagrange::setup(self.p, self.obj, &self.st, &self.active, self.threshold());
+        if let Some(time) = lp
+            && let Some(l) = crate::lp::relax(self.p, self.obj, &self.st, &self.active, time)
+        {
+            let lp_bound = l.bound(&mut self.st);
+            let better = match &self.lag {
+                Some(sub) => lp_bound > sub.bound(&mut self.st),
+                None => lp_bound.is_finite(),
+            };
+            if better {
+                self.lag = Some(l);
+                self.stats.lp_bounds += 1;
+                self.node_lp_on = true;
+            }
+        }
         if let Some(l) = &mut self.lag {
             l.attach(&mut self.st);
         }
@@ -1015,6 +1075,53 @@ impl<'p> Engine<'p> {
             Some(lag) => lag.filter(&mut self.st, total, limit),
             None => Vec::new(),
         };
+        if drop.is_empty() {
+            return Ok(());
+        }
+        for (x, v) in drop {
+            self.st.remove(x, v, SEARCH)?;
+        }
+        self.run_queue()
+    }
+
+    /// Once the domains are small: the LP bound of this node, which prunes it or filters its
+    /// values by reduced cost (fresh multipliers, unlike the root's fixed ones).
+    fn node_lp_filter(&mut self, depth: u32) -> Result<(), Conflict> {
+        if !self.node_lp_on || self.st.vars() == 0 {
+            return Ok(());
+        }
+        let t = self.threshold();
+        if t == f64::INFINITY {
+            return Ok(());
+        }
+        let values: u64 = (0..self.st.vars() as u32)
+            .map(|x| u64::from(self.st.size(x)))
+            .sum();
+        if values > NODE_LP_VALUES {
+            return Ok(());
+        }
+        if !self.node_lp.as_ref().is_some_and(|l| l.covers(&self.st)) {
+            // Rows are built near the root only: a deep node's LP rarely pays its build.
+            if depth > NODE_LP_BUILD_DEPTH {
+                return Ok(());
+            }
+            self.node_lp = lagrange::unary_costs(self.p, self.obj, &self.st)
+                .filter(|(_, others)| others.is_empty())
+                .and_then(|(base, _)| {
+                    crate::lp::Relaxation::new(self.p, &self.st, &self.active, base)
+                });
+        }
+        let Some(lp) = &self.node_lp else {
+            return Ok(());
+        };
+        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
+        let limit = t - 1e-9 * t.abs().max(1.0) - penalty;
+        let Some((lb, drop)) = lp.node(&self.st, limit, NODE_LP_TIME) else {
+            return Ok(());
+        };
+        if lb >= limit {
+            return Err(Conflict { var: None });
+        }
         if drop.is_empty() {
             return Ok(());
         }
@@ -1181,7 +1288,7 @@ impl<'p> Engine<'p> {
         }
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
-        if self.pruned() || self.lag_filter().is_err() {
+        if self.pruned() || self.lag_filter().is_err() || self.node_lp_filter(depth).is_err() {
             self.stats.fails += 1;
             return;
         }

@@ -141,7 +141,13 @@ impl Problem {
             for plan in [quick, seed].into_iter().flatten() {
                 e.seed(plan);
             }
-            let relaxed = e.relax_capacity();
+            let lp = (!opts.stop_at_first && opts.lp_min_values.is_some_and(|m| values >= m)).then(
+                || {
+                    let left = opts.deadline.as_ref().and_then(|d| d.remaining());
+                    left.map_or(opts.lp_time, |l| opts.lp_time.min(l / 8))
+                },
+            );
+            let relaxed = e.relax_capacity(lp);
             // One optimum wanted: neighbourhood rounds improve the incumbent meanwhile, and a
             // proven optimum is searched again for the canonical plan.
             let single = k == 1 && rounds == 1 && !opts.stop_at_first;
@@ -292,7 +298,7 @@ fn first_plan(
         stats.add(&e.stats);
         return None;
     }
-    e.relax_capacity();
+    e.relax_capacity(None);
     e.dfs(0);
     // Not the answer: its stop is not the solve's.
     e.stats.stopped = None;

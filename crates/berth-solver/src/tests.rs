@@ -362,7 +362,7 @@ proptest! {
         };
         prop_assert!(root.is_ok());
         e.seed(worst.1);
-        e.relax_capacity();
+        e.relax_capacity(None);
         e.improve(lns_seed, 1);
         e.dfs(0);
         prop_assert!(e.stats.stopped.is_none());
@@ -371,5 +371,78 @@ proptest! {
         prop_assert!(e.improve_rounds() > 0 || plans.len() == 1 || e.stats.nodes < 2);
         let values = e.found[0].solution.values.clone();
         prop_assert!(p.check(&values).is_empty());
+    }
+}
+
+/// `contended` with every kind of row the LP bound reads: a pair table, same keys and
+/// distinct values on top of the capacity and the distinct zones.
+fn linked(seed: u64) -> crate::Problem {
+    use crate::{AllDifferent, Pairwise, SameGroup};
+    let mut p = contended(seed);
+    let sizes = p.sizes();
+    let (n, m) = (sizes.len() as u32, sizes[0]);
+    let mut r = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move |k: u64| {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        r % k
+    };
+    let table: Vec<bool> = (0..m * m).map(|_| next(3) > 0).collect();
+    p.add_constraint("pair", Pairwise::from_table(VarId(0), VarId(1), m, table));
+    let group: crate::Keys = (0..m).map(|x| x % 2).collect();
+    p.add_constraint(
+        "same",
+        SameGroup::new(vec![VarId(1), VarId(n - 1)], vec![group.clone(), group]),
+    );
+    p.add_constraint(
+        "apart",
+        AllDifferent::new(vec![VarId(0), VarId(2), VarId(3)]),
+    );
+    p
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    /// Every row the LP bound builds holds on every plan within the domains it was built on
+    /// (all values, or a random part of them): the bound's soundness rests on it.
+    #[test]
+    fn every_lp_row_holds_on_every_plan(seed in any::<u64>(), cut in any::<u64>()) {
+        let p = linked(seed);
+        let sizes = p.sizes();
+        let mut st = State::new(&sizes, Vec::new());
+        let mut c = cut | 1;
+        for (x, &m) in sizes.iter().enumerate() {
+            for v in 0..m {
+                c ^= c << 13;
+                c ^= c >> 7;
+                c ^= c << 17;
+                if c % 4 == 0 && st.size(x as u32) > 1 {
+                    st.remove(x as u32, v, WHY).expect("one value stays");
+                }
+            }
+        }
+        let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
+        let rows = crate::lp::rows(&p, &st, &active).expect("small");
+        prop_assert!(!rows.is_empty());
+        for (_, plan) in all_plans(&p) {
+            if plan.iter().enumerate().any(|(x, v)| !st.contains(x as u32, v.0)) {
+                continue;
+            }
+            for row in &rows {
+                let lhs: f64 = row
+                    .terms
+                    .iter()
+                    .filter(|(x, v, _)| plan[x.index()] == *v)
+                    .map(|t| t.2)
+                    .sum();
+                if row.equal {
+                    prop_assert!((lhs - row.rhs).abs() < 1e-9, "{row:?} on {plan:?}");
+                } else {
+                    prop_assert!(lhs <= row.rhs + 1e-9, "{row:?} on {plan:?}");
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::keys::{KeyIndex, Keys, NO_KEY, both, index_all, same_keys};
-use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
+use crate::{Assignment, Conflict, Constraint, Ctx, Domains, Linear, Value, VarId};
 
 /// No two variables of the scope take the same value index (candidates shared by index, e.g.
 /// HAS `unique` across demands with one candidate list). Forward checking on assignment.
@@ -52,6 +52,25 @@ impl Constraint for AllDifferent {
 
     fn symmetric(&self, a: VarId, b: VarId) -> bool {
         both(&self.vars, a, b).is_some()
+    }
+
+    /// Each value is taken at most once: `Σ_x [x = v] ≤ 1`.
+    fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
+        let mut by_value: BTreeMap<Value, Vec<(VarId, Value, f64)>> = BTreeMap::new();
+        for &x in &self.vars {
+            for v in domains.values(x) {
+                by_value.entry(v).or_default().push((x, v, 1.0));
+            }
+        }
+        by_value
+            .into_values()
+            .filter(|terms| terms.len() > 1)
+            .map(|terms| Linear {
+                terms,
+                rhs: 1.0,
+                equal: false,
+            })
+            .collect()
     }
 }
 

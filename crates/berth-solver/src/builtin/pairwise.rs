@@ -1,11 +1,15 @@
 //! `Pairwise`: a binary relation between two variables, with forward checking and AC-3.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
+use crate::{Assignment, Conflict, Constraint, Ctx, Domains, Linear, Value, VarId};
 
 type Relation = Arc<dyn Fn(Value, Value) -> bool + Send + Sync>;
+
+/// Most relation calls spent on LP rows (`|D(a)| * |D(b)|`); larger pairs give none.
+const LINEAR_LIMIT: u64 = 1 << 22;
 
 /// Binary constraint: `(a, b)` must satisfy `allowed(value_of_a, value_of_b)`.
 ///
@@ -169,6 +173,57 @@ impl Constraint for Pairwise {
             (Some(x), Some(y)) if !self.allows(x, y) => 1.0,
             _ => 0.0,
         }
+    }
+
+    /// For each side `x` against the other `y`, a value `v` of `x` with supports `S(v)` in
+    /// `D(y)` gives `[x = v] − Σ_{w ∈ S(v)} [y = w] ≤ 0`, or the equivalent (one value per
+    /// variable) `[x = v] + Σ_{w ∉ S(v)} [y = w] ≤ 1` when its conflicts are fewer. Values with
+    /// the same conflicts share that row (a clique of the conflict graph: one per zone for
+    /// "different zones"), which is valid as every one of them conflicts with every `w`.
+    fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
+        let [a, b] = self.vars;
+        let (da, db): (Vec<Value>, Vec<Value>) =
+            (domains.values(a).collect(), domains.values(b).collect());
+        if a == b || (da.len() as u64) * (db.len() as u64) > LINEAR_LIMIT {
+            return Vec::new();
+        }
+        let mut rows = Vec::new();
+        for (x_is_a, (x, dx), (y, dy)) in [(true, (a, &da), (b, &db)), (false, (b, &db), (a, &da))]
+        {
+            let mut cliques: BTreeMap<Vec<Value>, Vec<Value>> = BTreeMap::new();
+            for &v in dx {
+                let (supports, conflicts): (Vec<Value>, Vec<Value>) =
+                    dy.iter().partition(|&&w| self.test(x_is_a, v, w));
+                if conflicts.is_empty() {
+                    continue;
+                }
+                if conflicts.len() <= supports.len() {
+                    cliques.entry(conflicts).or_default().push(v);
+                } else {
+                    let terms = std::iter::once((x, v, 1.0))
+                        .chain(supports.iter().map(|&w| (y, w, -1.0)))
+                        .collect();
+                    rows.push(Linear {
+                        terms,
+                        rhs: 0.0,
+                        equal: false,
+                    });
+                }
+            }
+            for (conflicts, vs) in cliques {
+                let terms = vs
+                    .iter()
+                    .map(|&v| (x, v, 1.0))
+                    .chain(conflicts.iter().map(|&w| (y, w, 1.0)))
+                    .collect();
+                rows.push(Linear {
+                    terms,
+                    rhs: 1.0,
+                    equal: false,
+                });
+            }
+        }
+        rows
     }
 }
 

@@ -1,10 +1,10 @@
 //! `SameGroup`: all variables take values with one common key (zone `same`, inventory group).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::alldiff::key_sizes;
 use crate::keys::{KeyIndex, Keys, NO_KEY, index_all};
-use crate::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
+use crate::{Assignment, Conflict, Constraint, Ctx, Domains, Linear, Value, VarId};
 
 /// All variables of the scope take values with the same key; a value with [`NO_KEY`] can be
 /// used only when the scope has one variable. Root: generalized arc consistency over keys;
@@ -133,5 +133,33 @@ impl Constraint for SameGroup {
             return f64::from(distinct.max(2) - 1);
         }
         f64::from(distinct.saturating_sub(1))
+    }
+
+    /// Neighbours in the scope pick each key together: `Σ_{key k} [x_i = v] − Σ_{key k}
+    /// [x_(i+1) = w] = 0` for every key `k` (both sides are 1 for the common key, 0 for the
+    /// others; key-less values are never taken with two or more variables).
+    fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
+        let mut rows = Vec::new();
+        for i in 1..self.vars.len() {
+            let (x, y) = (self.vars[i - 1], self.vars[i]);
+            if x == y {
+                continue;
+            }
+            let mut by_key: BTreeMap<u32, Vec<(VarId, Value, f64)>> = BTreeMap::new();
+            for (j, var, coef) in [(i - 1, x, 1.0), (i, y, -1.0)] {
+                for v in domains.values(var) {
+                    let k = self.key(j, v);
+                    if k != NO_KEY {
+                        by_key.entry(k).or_default().push((var, v, coef));
+                    }
+                }
+            }
+            rows.extend(by_key.into_values().map(|terms| Linear {
+                terms,
+                rhs: 0.0,
+                equal: true,
+            }));
+        }
+        rows
     }
 }

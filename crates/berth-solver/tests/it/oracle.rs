@@ -850,11 +850,12 @@ proptest! {
     /// brute-force optimum and the very plan one thread returns, run after run, whether the
     /// helpers start at the root, after a few nodes (a probe cut, the search restarted) or never.
     #[test]
-    fn threads_return_the_plan_of_one_thread(seed in any::<u64>(), threads in 2usize..5, grouped in any::<bool>(), after in prop_oneof![Just(0u64), 1u64..30, Just(2_000)]) {
+    fn threads_return_the_plan_of_one_thread(seed in any::<u64>(), threads in 2usize..5, grouped in any::<bool>(), after in prop_oneof![Just(0u64), 1u64..30, Just(2_000)], lp in any::<bool>()) {
         let spec = if grouped { gen_grouped(seed) } else { gen_contended(seed) };
         let p = build(&spec);
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
-        let solve = |threads: usize| p.solve(&SolveOptions { threads, helpers_after: after, ..SolveOptions::default() })
+        let lp_min_values = if lp { Some(0) } else { None };
+        let solve = |threads: usize| p.solve(&SolveOptions { threads, helpers_after: after, lp_min_values, ..SolveOptions::default() })
             .map_err(|e| TestCaseError::fail(e.to_string()));
         let one = solve(1)?;
         let many = solve(threads)?;
@@ -869,6 +870,39 @@ proptest! {
         }
         let again = solve(threads)?;
         prop_assert_eq!(many.solutions(), again.solutions());
+    }
+
+    /// The LP bound on every problem, however small (root multipliers, node LPs and their
+    /// reduced-cost filtering, over pair tables, distinct values and keys, same keys and
+    /// two-dimensional capacities): the optimum and the k best equal brute force, run after
+    /// run.
+    #[test]
+    fn lp_bound_equals_brute_force(seed in any::<u64>(), k in 1usize..3, shape in 0u8..3) {
+        let spec = match shape {
+            0 => gen_spec(seed, 6, 8),
+            1 => gen_grouped(seed),
+            _ => gen_contended(seed),
+        };
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions { solutions: k, lp_min_values: Some(0), ..SolveOptions::default() };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        match &out {
+            Outcome::Solved { solutions, optimal, .. } => {
+                prop_assert!(*optimal);
+                prop_assert_eq!(solutions.len(), all.len().min(k));
+                for (s, b) in solutions.iter().zip(&all) {
+                    prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
+                }
+                check_solutions(&spec, &p, solutions)?;
+            }
+            Outcome::Infeasible { explanation, .. } => {
+                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
+                check_explanation(&spec, explanation)?;
+            }
+            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
+        }
+        prop_assert_eq!(&out, &p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?);
     }
 
     /// The k best solutions have the k best scores of brute force.
@@ -933,4 +967,22 @@ proptest! {
             }
         }
     }
+}
+
+/// The LP property test above would prove nothing if the LP never got used: on contended
+/// capacities its multipliers beat the subgradient's in a good share of the instances.
+#[test]
+fn the_lp_bound_is_used_on_small_contended_problems() {
+    let opts = SolveOptions {
+        lp_min_values: Some(0),
+        ..SolveOptions::default()
+    };
+    let used = (0..200u64)
+        .filter(|&seed| {
+            build(&gen_contended(seed))
+                .solve(&opts)
+                .is_ok_and(|o| o.stats().lp_bounds > 0)
+        })
+        .count();
+    assert!(used >= 20, "LP bound used on {used} of 200 instances");
 }

@@ -1,0 +1,361 @@
+//! LP bound: the linear relaxation of the hard constraints, read back as Lagrangian
+//! multipliers.
+//!
+//! Columns are the value indicators `[x = v]` of the root domains, one assignment row per
+//! variable (`Σ_v [x = v] = 1`), and the rows of every hard constraint: capacities (per
+//! holder and dimension), the constraints' own [`Constraint::linear`] rows (pair rules,
+//! same group, all different) and a row per key of every `distinct_keys` constraint. Its
+//! dual is solved with `microlp`:
+//!
+//! `max Σ_x u_x − Σ_r λ_r · rhs_r` s.t. `u_x − Σ_r λ_r · a_r(x, v) ≤ cost_x(v)` for every
+//! column, `λ_r ≥ 0` on `≤` rows (free on equalities).
+//!
+//! Its `λ` are multipliers of a Lagrangian relaxation that keeps the assignment rows: every
+//! plan costs at least `Σ_x min_v [cost_x(v) + Σ_r λ_r · a_r(x, v)] − Σ_r λ_r · rhs_r`. That
+//! holds for any `λ` of the right signs, so the bound stays sound whatever the LP solver's
+//! accuracy or a time limit did; at the LP optimum it equals the LP bound (the assignment
+//! rows alone have integral vertices). With `λ` fixed, the adjusted costs give a bound at
+//! every node, reduced-cost filtering and a value order, like the capacity relaxation of
+//! `lagrange.rs` (which this replaces when its bound is higher).
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use microlp::{ComparisonOp, OptimizationDirection, Variable};
+
+use crate::constraint::Domains;
+use crate::expr::Compiled;
+use crate::lagrange::{Lagrange, unary_costs};
+use crate::state::State;
+use crate::{Linear, NO_KEY, Problem, Value, VarId};
+
+/// A row's terms: `(variable, value, coefficient)`.
+type Terms = Vec<(VarId, Value, f64)>;
+
+/// Most nonzero coefficients of an LP this bound builds; a larger one is not built.
+const MAX_NONZEROS: usize = 4_000_000;
+
+/// The relaxation from the LP's multipliers, at the current (root) node; `None` when the
+/// objective has no unary part, nothing links the variables, the LP is too large or its
+/// solve failed (an infeasible LP means no plan: the search finds that on its own).
+pub(crate) fn relax(
+    p: &Problem,
+    obj: &Compiled,
+    st: &State,
+    active: &[u32],
+    time: Duration,
+) -> Option<Lagrange> {
+    let (base, others) = unary_costs(p, obj, st)?;
+    let lp = Relaxation::new(p, st, active, base)?;
+    let domains = lp.domains(st);
+    let lam = lp.solve(&domains, st, time)?;
+    let (adj, offset) = lp.adjusted(&lam);
+    Some(Lagrange::new(lp.vars, adj, domains, offset, others))
+}
+
+/// The LP of the domains it was built on, solvable again at any node below them (see
+/// [`Relaxation::covers`]).
+pub(crate) struct Relaxation {
+    rows: Vec<Linear>,
+    /// Variables with a unary cost or a row, increasing.
+    vars: Vec<u32>,
+    /// Per variable of `vars`: its unary costs over its universe (0 without a term).
+    base: Vec<Vec<f64>>,
+    /// Per variable of `vars`: the values the rows were built on.
+    built_on: Vec<Vec<u32>>,
+}
+
+impl Relaxation {
+    /// The rows of every active hard constraint over the current domains; `None` when there
+    /// are none, no unary cost, or too many.
+    pub(crate) fn new(
+        p: &Problem,
+        st: &State,
+        active: &[u32],
+        mut base: Vec<Vec<f64>>,
+    ) -> Option<Relaxation> {
+        let rows = rows(p, st, active)?;
+        if rows.is_empty() || base.iter().all(Vec::is_empty) {
+            return None;
+        }
+        let n = st.vars();
+        let mut used: Vec<bool> = base.iter().map(|b| !b.is_empty()).collect();
+        used.resize(n, false);
+        for r in &rows {
+            for &(x, _, _) in &r.terms {
+                used[x.index()] = true;
+            }
+        }
+        let vars: Vec<u32> = (0..n as u32).filter(|&x| used[x as usize]).collect();
+        let base = vars
+            .iter()
+            .map(|&x| {
+                let b = std::mem::take(&mut base[x as usize]);
+                if b.is_empty() {
+                    vec![0.0; st.universe(x) as usize]
+                } else {
+                    b
+                }
+            })
+            .collect();
+        let mut lp = Relaxation {
+            rows,
+            vars,
+            base,
+            built_on: Vec::new(),
+        };
+        lp.built_on = lp.domains(st);
+        Some(lp)
+    }
+
+    /// The current values of each variable of the LP.
+    fn domains(&self, st: &State) -> Vec<Vec<u32>> {
+        self.vars
+            .iter()
+            .map(|&x| st.values(x).map(|v| v.0).collect())
+            .collect()
+    }
+
+    /// Whether every domain of `st` lies within those the rows were built on (rows built on
+    /// smaller domains may cut off plans that use the values they lacked).
+    pub(crate) fn covers(&self, st: &State) -> bool {
+        self.vars.iter().zip(&self.built_on).all(|(&x, on)| {
+            st.size(x) as usize <= on.len() && st.values(x).all(|v| on.binary_search(&v.0).is_ok())
+        })
+    }
+
+    /// The multipliers of the LP over `domains` (rows keep only the values of `st`): one per
+    /// row, of the right sign. `None` when the solve failed or was interrupted.
+    fn solve(&self, domains: &[Vec<u32>], st: &State, time: Duration) -> Option<Vec<f64>> {
+        let pos: BTreeMap<u32, usize> =
+            self.vars.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+        let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
+        let mut live = vec![false; self.rows.len()];
+        for (r, row) in self.rows.iter().enumerate() {
+            for &(x, v, a) in &row.terms {
+                if let Some(&i) = pos.get(&x.0)
+                    && st.contains(x.0, v.0)
+                {
+                    col[i].entry(v.0).or_default().push((r, a));
+                    live[r] = true;
+                }
+            }
+        }
+        let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
+        lp.set_time_limit(time);
+        let u: Vec<Variable> = self
+            .vars
+            .iter()
+            .map(|_| lp.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY)))
+            .collect();
+        // Rows left without a term here get no multiplier (0).
+        let lam: Vec<Option<Variable>> = self
+            .rows
+            .iter()
+            .zip(&live)
+            .map(|(r, &live)| {
+                let lo = if r.equal { f64::NEG_INFINITY } else { 0.0 };
+                live.then(|| lp.add_var(-r.rhs, (lo, f64::INFINITY)))
+            })
+            .collect();
+        let mut expr: Vec<(Variable, f64)> = Vec::new();
+        for (i, dom) in domains.iter().enumerate() {
+            for &v in dom {
+                expr.clear();
+                expr.push((u[i], 1.0));
+                if let Some(rs) = col[i].get(&v) {
+                    expr.extend(rs.iter().filter_map(|&(r, a)| lam[r].map(|l| (l, -a))));
+                }
+                let c = self.base[i].get(v as usize).copied().unwrap_or(0.0);
+                lp.add_constraint(expr.as_slice(), ComparisonOp::Le, c);
+            }
+        }
+        let outcome = lp.solve().ok()?;
+        let sol = outcome.solution()?;
+        Some(
+            self.rows
+                .iter()
+                .zip(&lam)
+                .map(|(r, l)| {
+                    let l = l.map_or(0.0, |l| sol.var_value(l));
+                    match (l.is_finite(), r.equal) {
+                        (false, _) => 0.0,
+                        (true, true) => l,
+                        (true, false) => l.max(0.0),
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Each variable's adjusted costs (over its universe) and `Σ λ · rhs`.
+    fn adjusted(&self, lam: &[f64]) -> (Vec<Vec<f64>>, f64) {
+        let pos: BTreeMap<u32, usize> =
+            self.vars.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+        let offset: f64 = self.rows.iter().zip(lam).map(|(r, l)| l * r.rhs).sum();
+        let mut adj = self.base.clone();
+        for (row, &l) in self.rows.iter().zip(lam) {
+            if l == 0.0 {
+                continue;
+            }
+            for &(x, v, a) in &row.terms {
+                if let Some(c) = pos.get(&x.0).and_then(|&i| adj[i].get_mut(v.index())) {
+                    *c += l * a;
+                }
+            }
+        }
+        (adj, offset)
+    }
+
+    /// At a node the rows cover: the LP's bound (sound for any multipliers, see the module
+    /// documentation) and, against `limit` (the incumbent), the values whose reduced cost
+    /// lifts it to `limit` or past. `None` when the solve failed.
+    pub(crate) fn node(
+        &self,
+        st: &State,
+        limit: f64,
+        time: Duration,
+    ) -> Option<(f64, Vec<(u32, u32)>)> {
+        let domains = self.domains(st);
+        let lam = self.solve(&domains, st, time)?;
+        let (adj, offset) = self.adjusted(&lam);
+        let least: Vec<f64> = adj
+            .iter()
+            .zip(&domains)
+            .map(|(a, dom)| {
+                dom.iter()
+                    .map(|&v| a.get(v as usize).copied().unwrap_or(f64::INFINITY))
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        let lb = least.iter().sum::<f64>() - offset;
+        if !lb.is_finite() {
+            return None;
+        }
+        let mut drop = Vec::new();
+        for (i, dom) in domains.iter().enumerate() {
+            if dom.len() < 2 {
+                continue;
+            }
+            for &v in dom {
+                let a = adj[i].get(v as usize).copied().unwrap_or(f64::INFINITY);
+                if lb + (a - least[i]) >= limit {
+                    drop.push((self.vars[i], v));
+                }
+            }
+        }
+        Some((lb, drop))
+    }
+}
+
+/// The hard constraints' rows over the root domains, without duplicates; `None` when they
+/// are too many.
+pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear>> {
+    let domains = Domains { st };
+    let mut rows: Vec<Linear> = Vec::new();
+    for (cid, data) in p.capacities() {
+        if !active.contains(&cid.0) {
+            continue;
+        }
+        // (holder, dimension) -> terms, and the most each variable can put there.
+        let mut per: BTreeMap<(u32, usize), (Terms, f64)> = BTreeMap::new();
+        for (x, keys, dem) in &data.vars {
+            let mut most: BTreeMap<(u32, usize), f64> = BTreeMap::new();
+            for v in domains.values(*x) {
+                let h = keys.get(v.index()).copied().unwrap_or(NO_KEY);
+                if h == NO_KEY {
+                    continue;
+                }
+                for (k, &d) in dem.iter().enumerate().take(data.dims) {
+                    if d != 0 {
+                        per.entry((h, k)).or_default().0.push((*x, v, d as f64));
+                        let m = most.entry((h, k)).or_insert(0.0);
+                        *m = m.max(d as f64);
+                    }
+                }
+            }
+            for (hk, m) in most {
+                per.entry(hk).or_default().1 += m;
+            }
+        }
+        for ((h, k), (terms, most)) in per {
+            let cap = data
+                .capacity
+                .get(h as usize * data.dims + k)
+                .copied()
+                .unwrap_or(0) as f64;
+            // A row no assignment can break adds nothing.
+            if most > cap || terms.iter().any(|t| t.2 < 0.0) {
+                rows.push(Linear {
+                    terms,
+                    rhs: cap,
+                    equal: false,
+                });
+            }
+        }
+    }
+    for (i, (c, w)) in p.entries().enumerate() {
+        if w.is_some() || !active.contains(&(i as u32)) {
+            continue;
+        }
+        rows.extend(c.linear(&domains));
+        if let Some(keys) = c.distinct_keys() {
+            let mut per: BTreeMap<u32, Terms> = BTreeMap::new();
+            for (&x, keys) in c.scope().iter().zip(&keys) {
+                for v in domains.values(x) {
+                    let k = keys.get(v.index()).copied().unwrap_or(NO_KEY);
+                    if k != NO_KEY {
+                        per.entry(k).or_default().push((x, v, 1.0));
+                    }
+                }
+            }
+            rows.extend(
+                per.into_values()
+                    .filter(|t| t.len() > 1)
+                    .map(|terms| Linear {
+                        terms,
+                        rhs: 1.0,
+                        equal: false,
+                    }),
+            );
+        }
+        if rows.iter().map(|r| r.terms.len()).sum::<usize>() > MAX_NONZEROS {
+            return None;
+        }
+    }
+    // Only values still in the domains (a constraint may name others), each row once.
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for mut r in rows {
+        r.terms
+            .retain(|&(x, v, a)| a != 0.0 && a.is_finite() && st.contains(x.0, v.0));
+        if r.terms.is_empty() || !r.rhs.is_finite() {
+            continue;
+        }
+        r.terms.sort_by_key(|t| (t.0, t.1));
+        // One coefficient per column.
+        r.terms.dedup_by(|b, a| {
+            let same = (a.0, a.1) == (b.0, b.1);
+            if same {
+                a.2 += b.2;
+            }
+            same
+        });
+        r.terms.retain(|t| t.2 != 0.0);
+        if r.terms.is_empty() {
+            continue;
+        }
+        let key: Vec<(u32, u32, u64)> = r
+            .terms
+            .iter()
+            .map(|t| (t.0.0, t.1.0, t.2.to_bits()))
+            .collect();
+        if seen.insert((key, r.rhs.to_bits(), r.equal)) {
+            out.push(r);
+        }
+    }
+    if out.iter().map(|r| r.terms.len()).sum::<usize>() > MAX_NONZEROS {
+        return None;
+    }
+    Some(out)
+}
