@@ -1,7 +1,7 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--seed N] [--trace] [--explain]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--seed N] [--lp N|off] [--trace] [--explain]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
@@ -106,11 +106,18 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
         .iter()
         .any(|a| a == "--trace")
         .then(|| Arc::new(Trace(start)) as Arc<dyn Progress>);
+    // `--lp N`: the LP bound from N values on; `--lp off`: never.
+    let lp_min_values = match arg(args, "--lp") {
+        Some("off") => None,
+        Some(n) => n.parse().ok().or(SolveOptions::default().lp_min_values),
+        None => SolveOptions::default().lp_min_values,
+    };
     let opts = SolveOptions {
         deadline: Some(Arc::new(start + Duration::from_secs_f64(limit))),
         threads,
         seed,
         progress,
+        lp_min_values,
         ..SolveOptions::default()
     };
     let out = p.solve(&opts);

@@ -205,7 +205,7 @@ impl Problem {
                             s.spawn(move || h.rounds(shared, seed))
                         })
                         .collect();
-                    e.dfs(0);
+                    e.search(mark);
                     shared
                         .stop
                         .store(true, std::sync::atomic::Ordering::Release);
@@ -216,7 +216,7 @@ impl Problem {
                 if single {
                     e.improve(opts.seed, FIRST_GAP);
                 }
-                e.dfs(0);
+                e.search(mark);
             }
             if single {
                 e.canonical(mark);
