@@ -29,6 +29,12 @@
 //! Hard [`Capacity`] constraints added with [`Problem::add_constraint`] are also relaxed into the
 //! unary terms with Lagrange multipliers chosen at the root: a second bound that sees shared
 //! capacity, reduced-cost filtering against the incumbent, and a capacity-aware value order.
+//! On problems of [`SolveOptions::lp_min_values`] values or more, the linear relaxation of
+//! every hard constraint (each constraint's [`Constraint::linear`] rows, the capacities, the
+//! distinct keys) is solved once at the root; its dual values are the multipliers of a
+//! stronger Lagrangian bound, sound whatever the LP solver's accuracy. Once the domains are
+//! small, nodes solve their own LP, and the main search restarts from the root when the
+//! incumbent has closed a quarter of the gap.
 //! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
 //! When one optimum is wanted, large-neighbourhood rounds (a few variables freed around the
 //! incumbent, the rest fixed) improve the incumbent between phases of the search, or on

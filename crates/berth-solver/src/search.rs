@@ -143,8 +143,8 @@ pub struct SolveOptions {
     pub helpers_after: u64,
     /// Seed of the large-neighbourhood rounds' random choices (same seed, same rounds).
     pub seed: u64,
-    /// The LP bound (see `lp.rs`) on problems with at least this many values in all, for one
-    /// optimum; `None`: never. It costs one LP solve at the root and pays on large problems
+    /// The LP bound (see `lp.rs`) on problems with at least this many values left after root
+    /// propagation; `None`: never. It costs one LP solve at the root and pays on large problems
     /// whose pair rules and capacities the other bounds miss.
     pub lp_min_values: Option<u64>,
     /// Longest LP solve; with a deadline that knows its remaining time, at most an eighth
