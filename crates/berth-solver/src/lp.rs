@@ -43,14 +43,76 @@ pub(crate) fn relax(
     obj: &Compiled,
     st: &State,
     active: &[u32],
+    incumbent: Option<&[Value]>,
     time: Duration,
 ) -> Option<Lagrange> {
     let (base, others) = unary_costs(p, obj, st)?;
     let lp = Relaxation::new(p, st, active, base)?;
     let domains = lp.domains(st);
-    let lam = lp.solve(&domains, st, time)?;
+    let start = std::time::Instant::now();
+    // Column generation: the LP over a few cheap values per variable and the incumbent's
+    // (so it has a solution), then the values whose reduced cost is negative, until none is.
+    // Whatever it stops at, the multipliers bound over the whole domains.
+    let mut cols: Vec<Vec<u32>> = match incumbent {
+        Some(plan) => lp
+            .vars
+            .iter()
+            .zip(&domains)
+            .enumerate()
+            .map(|(i, (&x, dom))| {
+                let mut c = dom.clone();
+                let b = &lp.base[i];
+                c.sort_by(|&v, &w| cost(b, v).total_cmp(&cost(b, w)).then(v.cmp(&w)));
+                c.truncate(FIRST_COLUMNS);
+                if let Some(v) = plan
+                    .get(x as usize)
+                    .filter(|v| dom.binary_search(&v.0).is_ok())
+                {
+                    c.push(v.0);
+                }
+                c.sort_unstable();
+                c.dedup();
+                c
+            })
+            .collect(),
+        None => domains.clone(),
+    };
+    let mut lam;
+    loop {
+        let left = time.saturating_sub(start.elapsed());
+        let (l, u) = lp.solve(&cols, left)?;
+        lam = l;
+        let (adj, _) = lp.adjusted(&lam);
+        let mut added = false;
+        for (i, dom) in domains.iter().enumerate() {
+            let mut neg: Vec<(f64, u32)> = dom
+                .iter()
+                .filter(|v| cols[i].binary_search(v).is_err())
+                .map(|&v| (cost(&adj[i], v) - u[i], v))
+                .filter(|&(rc, _)| rc < -1e-7)
+                .collect();
+            neg.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for &(_, v) in neg.iter().take(ADDED_COLUMNS) {
+                cols[i].push(v);
+                added = true;
+            }
+            cols[i].sort_unstable();
+        }
+        if !added || start.elapsed() >= time {
+            break;
+        }
+    }
     let (adj, offset) = lp.adjusted(&lam);
     Some(Lagrange::new(lp.vars, adj, domains, offset, others))
+}
+
+/// Values per variable the column generation starts with.
+const FIRST_COLUMNS: usize = 12;
+/// Most values per variable a round of column generation adds.
+const ADDED_COLUMNS: usize = 64;
+
+fn cost(costs: &[f64], v: u32) -> f64 {
+    costs.get(v as usize).copied().unwrap_or(f64::INFINITY)
 }
 
 /// The LP of the domains it was built on, solvable again at any node below them (see
@@ -126,19 +188,28 @@ impl Relaxation {
 
     /// The multipliers of the LP over `domains` (rows keep only the values of `st`): one per
     /// row, of the right sign. `None` when the solve failed or was interrupted.
-    fn solve(&self, domains: &[Vec<u32>], st: &State, time: Duration) -> Option<Vec<f64>> {
+    fn solve(&self, cols: &[Vec<u32>], time: Duration) -> Option<(Vec<f64>, Vec<f64>)> {
         let pos: BTreeMap<u32, usize> =
             self.vars.iter().enumerate().map(|(i, &x)| (x, i)).collect();
         let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
         let mut live = vec![false; self.rows.len()];
+        let mut terms: Vec<(usize, u32, f64)> = Vec::new();
         for (r, row) in self.rows.iter().enumerate() {
-            for &(x, v, a) in &row.terms {
-                if let Some(&i) = pos.get(&x.0)
-                    && st.contains(x.0, v.0)
-                {
-                    col[i].entry(v.0).or_default().push((r, a));
-                    live[r] = true;
-                }
+            terms.clear();
+            terms.extend(row.terms.iter().filter_map(|&(x, v, a)| {
+                pos.get(&x.0)
+                    .filter(|&&i| cols[i].binary_search(&v.0).is_ok())
+                    .map(|&i| (i, v.0, a))
+            }));
+            // A `≤` row that holds whatever the columns take (each at most 1) never binds:
+            // its multiplier is 0 (e.g. the support row of a value not among the columns).
+            let most: f64 = terms.iter().map(|t| t.2.max(0.0)).sum();
+            if terms.is_empty() || (!row.equal && most <= row.rhs) {
+                continue;
+            }
+            live[r] = true;
+            for &(i, v, a) in &terms {
+                col[i].entry(v).or_default().push((r, a));
             }
         }
         let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
@@ -159,7 +230,7 @@ impl Relaxation {
             })
             .collect();
         let mut expr: Vec<(Variable, f64)> = Vec::new();
-        for (i, dom) in domains.iter().enumerate() {
+        for (i, dom) in cols.iter().enumerate() {
             for &v in dom {
                 expr.clear();
                 expr.push((u[i], 1.0));
@@ -172,20 +243,21 @@ impl Relaxation {
         }
         let outcome = lp.solve().ok()?;
         let sol = outcome.solution()?;
-        Some(
-            self.rows
-                .iter()
-                .zip(&lam)
-                .map(|(r, l)| {
-                    let l = l.map_or(0.0, |l| sol.var_value(l));
-                    match (l.is_finite(), r.equal) {
-                        (false, _) => 0.0,
-                        (true, true) => l,
-                        (true, false) => l.max(0.0),
-                    }
-                })
-                .collect(),
-        )
+        let lam = self
+            .rows
+            .iter()
+            .zip(&lam)
+            .map(|(r, l)| {
+                let l = l.map_or(0.0, |l| sol.var_value(l));
+                match (l.is_finite(), r.equal) {
+                    (false, _) => 0.0,
+                    (true, true) => l,
+                    (true, false) => l.max(0.0),
+                }
+            })
+            .collect();
+        let u = u.iter().map(|&u| sol.var_value(u)).collect();
+        Some((lam, u))
     }
 
     /// Each variable's adjusted costs (over its universe) and `Σ λ · rhs`.
@@ -217,7 +289,7 @@ impl Relaxation {
         time: Duration,
     ) -> Option<(f64, Vec<(u32, u32)>)> {
         let domains = self.domains(st);
-        let lam = self.solve(&domains, st, time)?;
+        let (lam, _) = self.solve(&domains, time)?;
         let (adj, offset) = self.adjusted(&lam);
         let least: Vec<f64> = adj
             .iter()

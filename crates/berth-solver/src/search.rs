@@ -1023,7 +1023,14 @@ impl<'p> Engine<'p> {
         }
         self.lag = lagrange::setup(self.p, self.obj, &self.st, &self.active, self.threshold());
         if let Some(time) = lp
-            && let Some(l) = crate::lp::relax(self.p, self.obj, &self.st, &self.active, time)
+            && let Some(l) = crate::lp::relax(
+                self.p,
+                self.obj,
+                &self.st,
+                &self.active,
+                self.found.first().map(|f| f.solution.values.as_slice()),
+                time,
+            )
         {
             let lp_bound = l.bound(&mut self.st);
             let better = match &self.lag {
@@ -1040,6 +1047,11 @@ impl<'p> Engine<'p> {
             l.attach(&mut self.st);
         }
         self.lag.is_some()
+    }
+
+    /// Whether the relaxation in use is the LP's (see [`Engine::relax_capacity`]).
+    pub(crate) fn lp_used(&self) -> bool {
+        self.node_lp_on
     }
 
     /// The relaxation's adjusted costs as an objective (see [`Lagrange::adjusted_objective`]).
