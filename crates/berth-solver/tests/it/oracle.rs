@@ -767,6 +767,39 @@ fn check_explanation(spec: &Spec, e: &berth_solver::Explanation) -> Result<(), T
     Ok(())
 }
 
+/// A complete solve's answer against brute force (`all`, ranked): the `k` best scores, or
+/// infeasible exactly when brute force found nothing (with a sound explanation).
+fn check_k_best(
+    spec: &Spec,
+    p: &Problem,
+    out: &Outcome,
+    all: &[(f64, Vec<u32>)],
+    k: usize,
+) -> Result<(), TestCaseError> {
+    match out {
+        Outcome::Solved {
+            solutions, optimal, ..
+        } => {
+            prop_assert!(*optimal);
+            prop_assert_eq!(solutions.len(), all.len().min(k));
+            for (s, b) in solutions.iter().zip(all) {
+                prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
+            }
+            check_solutions(spec, p, solutions)?;
+        }
+        Outcome::Infeasible { explanation, .. } => {
+            prop_assert!(
+                all.is_empty(),
+                "solver says infeasible, brute force found {:?}",
+                all[0]
+            );
+            check_explanation(spec, explanation)?;
+        }
+        Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 160, .. ProptestConfig::default() })]
 
@@ -803,21 +836,7 @@ proptest! {
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
         let opts = SolveOptions { solutions: k, ..SolveOptions::default() };
         let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        match &out {
-            Outcome::Solved { solutions, optimal, .. } => {
-                prop_assert!(*optimal);
-                prop_assert_eq!(solutions.len(), all.len().min(k));
-                for (s, b) in solutions.iter().zip(&all) {
-                    prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
-                }
-                check_solutions(&spec, &p, solutions)?;
-            }
-            Outcome::Infeasible { explanation, .. } => {
-                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
-                check_explanation(&spec, explanation)?;
-            }
-            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
-        }
+        check_k_best(&spec, &p, &out, &all, k)?;
     }
 
     /// Contended shared capacity with pair rules and pair terms (the Lagrangian bound, its
@@ -829,21 +848,7 @@ proptest! {
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
         let opts = SolveOptions { solutions: k, ..SolveOptions::default() };
         let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        match &out {
-            Outcome::Solved { solutions, optimal, .. } => {
-                prop_assert!(*optimal);
-                prop_assert_eq!(solutions.len(), all.len().min(k));
-                for (s, b) in solutions.iter().zip(&all) {
-                    prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
-                }
-                check_solutions(&spec, &p, solutions)?;
-            }
-            Outcome::Infeasible { explanation, .. } => {
-                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
-                check_explanation(&spec, explanation)?;
-            }
-            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
-        }
+        check_k_best(&spec, &p, &out, &all, k)?;
     }
 
     /// More threads (helpers improving a shared incumbent, then the canonical pass): the
@@ -887,21 +892,7 @@ proptest! {
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
         let opts = SolveOptions { solutions: k, lp_min_values: Some(0), ..SolveOptions::default() };
         let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        match &out {
-            Outcome::Solved { solutions, optimal, .. } => {
-                prop_assert!(*optimal);
-                prop_assert_eq!(solutions.len(), all.len().min(k));
-                for (s, b) in solutions.iter().zip(&all) {
-                    prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
-                }
-                check_solutions(&spec, &p, solutions)?;
-            }
-            Outcome::Infeasible { explanation, .. } => {
-                prop_assert!(all.is_empty(), "solver says infeasible, brute force found {:?}", all[0]);
-                check_explanation(&spec, explanation)?;
-            }
-            Outcome::Stopped { .. } => prop_assert!(false, "stopped without limits"),
-        }
+        check_k_best(&spec, &p, &out, &all, k)?;
         prop_assert_eq!(&out, &p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?);
     }
 
