@@ -179,8 +179,9 @@ const RESTARTS: u32 = 16;
 const NODE_LP_VALUES: u64 = 1_000;
 /// Deepest node whose domains the node LP rows are built on (the nodes below reuse them).
 const NODE_LP_BUILD_DEPTH: u32 = 2;
-/// Longest node LP solve (they take milliseconds at that size).
-const NODE_LP_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+/// Longest node LP solve. They take milliseconds at that size; the limit is far above, so a
+/// loaded machine never cuts one and the search stays the same run after run.
+const NODE_LP_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Default [`SolveOptions::lp_min_values`].
 pub const LP_MIN_VALUES: u64 = 5_000;
