@@ -18,7 +18,7 @@
 //! every node, reduced-cost filtering and a value order, like the capacity relaxation of
 //! `lagrange.rs` (which this replaces when its bound is higher).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use microlp::{ComparisonOp, OptimizationDirection, Variable};
@@ -170,6 +170,16 @@ impl Relaxation {
         Some(lp)
     }
 
+    /// Each variable's position in `vars` (`usize::MAX` when not in the LP), by variable.
+    fn positions(&self) -> Vec<usize> {
+        let n = self.vars.last().map_or(0, |&x| x as usize + 1);
+        let mut pos = vec![usize::MAX; n];
+        for (i, &x) in self.vars.iter().enumerate() {
+            pos[x as usize] = i;
+        }
+        pos
+    }
+
     /// The current values of each variable of the LP.
     fn domains(&self, st: &State) -> Vec<Vec<u32>> {
         self.vars
@@ -189,16 +199,15 @@ impl Relaxation {
     /// The multipliers of the LP over `domains` (rows keep only the values of `st`): one per
     /// row, of the right sign. `None` when the solve failed or was interrupted.
     fn solve(&self, cols: &[Vec<u32>], time: Duration) -> Option<(Vec<f64>, Vec<f64>)> {
-        let pos: BTreeMap<u32, usize> =
-            self.vars.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+        let pos = self.positions();
         let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
         let mut live = vec![false; self.rows.len()];
         let mut terms: Vec<(usize, u32, f64)> = Vec::new();
         for (r, row) in self.rows.iter().enumerate() {
             terms.clear();
             terms.extend(row.terms.iter().filter_map(|&(x, v, a)| {
-                pos.get(&x.0)
-                    .filter(|&&i| cols[i].binary_search(&v.0).is_ok())
+                pos.get(x.index())
+                    .filter(|&&i| i != usize::MAX && cols[i].binary_search(&v.0).is_ok())
                     .map(|&i| (i, v.0, a))
             }));
             // A `≤` row that holds whatever the columns take (each at most 1) never binds:
@@ -262,8 +271,7 @@ impl Relaxation {
 
     /// Each variable's adjusted costs (over its universe) and `Σ λ · rhs`.
     fn adjusted(&self, lam: &[f64]) -> (Vec<Vec<f64>>, f64) {
-        let pos: BTreeMap<u32, usize> =
-            self.vars.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+        let pos = self.positions();
         let offset: f64 = self.rows.iter().zip(lam).map(|(r, l)| l * r.rhs).sum();
         let mut adj = self.base.clone();
         for (row, &l) in self.rows.iter().zip(lam) {
@@ -271,7 +279,11 @@ impl Relaxation {
                 continue;
             }
             for &(x, v, a) in &row.terms {
-                if let Some(c) = pos.get(&x.0).and_then(|&i| adj[i].get_mut(v.index())) {
+                if let Some(c) = pos
+                    .get(x.index())
+                    .and_then(|&i| adj.get_mut(i))
+                    .and_then(|a| a.get_mut(v.index()))
+                {
                     *c += l * a;
                 }
             }
@@ -396,7 +408,7 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
         }
     }
     // Only values still in the domains (a constraint may name others), each row once.
-    let mut seen = HashSet::new();
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for mut r in rows {
         r.terms
@@ -417,14 +429,19 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
         if r.terms.is_empty() {
             continue;
         }
-        let key: Vec<(u32, u32, u64)> = r
-            .terms
-            .iter()
-            .map(|t| (t.0.0, t.1.0, t.2.to_bits()))
-            .collect();
-        if seen.insert((key, r.rhs.to_bits(), r.equal)) {
-            out.push(r);
+        // A cheap fingerprint first; rows are compared whole only when it matches.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ r.rhs.to_bits() ^ u64::from(r.equal);
+        for t in &r.terms {
+            for w in [u64::from(t.0.0), u64::from(t.1.0), t.2.to_bits()] {
+                h = (h ^ w).wrapping_mul(0x0100_0000_01b3);
+            }
         }
+        let same = seen.entry(h).or_default();
+        if same.iter().any(|&i: &usize| out[i] == r) {
+            continue;
+        }
+        same.push(out.len());
+        out.push(r);
     }
     if out.iter().map(|r| r.terms.len()).sum::<usize>() > MAX_NONZEROS {
         return None;
