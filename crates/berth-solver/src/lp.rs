@@ -17,6 +17,10 @@
 //! rows alone have integral vertices). With `λ` fixed, the adjusted costs give a bound at
 //! every node, reduced-cost filtering and a value order, like the capacity relaxation of
 //! `lagrange.rs` (which this replaces when its bound is higher).
+//!
+//! At the root the LP is solved by column generation (a few values per variable, then those
+//! of negative reduced cost); once the domains are small, nodes solve the LP of their own
+//! domains ([`Relaxation::node`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -77,12 +81,15 @@ pub(crate) fn relax(
             .collect(),
         None => domains.clone(),
     };
-    let mut lam;
+    let mut last: Option<Vec<f64>> = None;
     loop {
         let left = time.saturating_sub(start.elapsed());
-        let (l, u) = lp.solve(&cols, left)?;
-        lam = l;
+        // A round cut short keeps the multipliers of the one before.
+        let Some((lam, u)) = lp.solve(&cols, left) else {
+            break;
+        };
         let (adj, _) = lp.adjusted(&lam);
+        last = Some(lam);
         let mut added = false;
         for (i, dom) in domains.iter().enumerate() {
             let mut neg: Vec<(f64, u32)> = dom
@@ -102,7 +109,7 @@ pub(crate) fn relax(
             break;
         }
     }
-    let (adj, offset) = lp.adjusted(&lam);
+    let (adj, offset) = lp.adjusted(&last?);
     Some(Lagrange::new(lp.vars, adj, domains, offset, others))
 }
 
