@@ -11,20 +11,12 @@ use super::*;
 /// Lease time of the test cluster, in seconds.
 const LEASE_SECS: u64 = 2;
 
-#[test]
-fn failover_keeps_every_acknowledged_write_on_sqlite() {
-    let dir = site();
-    failover_keeps_every_acknowledged_write(dir.path(), &Db::sqlite(dir.path()));
-}
-
-#[cfg(berth_test_postgres)]
-#[test]
-fn failover_keeps_every_acknowledged_write_on_postgres() {
-    let dir = site();
-    let db = Db::postgres("e2e_failover");
-    failover_keeps_every_acknowledged_write(dir.path(), &db);
-    db.drop_schema();
-}
+on_both_stores!(
+    failover_keeps_every_acknowledged_write_on_sqlite,
+    failover_keeps_every_acknowledged_write_on_postgres,
+    "e2e_failover",
+    |dir, db| failover_keeps_every_acknowledged_write(dir, db)
+);
 
 /// The same with every write transaction SERIALIZABLE (as on CockroachDB and YugabyteDB).
 #[cfg(berth_test_postgres)]

@@ -410,17 +410,9 @@ fn kill_nine_at_any_point(dir: &std::path::Path, db: &Db) {
     terminate(&mut d);
 }
 
-#[test]
-fn kill_nine_at_any_point_on_sqlite() {
-    let dir = site();
-    kill_nine_at_any_point(dir.path(), &Db::sqlite(dir.path()));
-}
-
-#[cfg(berth_test_postgres)]
-#[test]
-fn kill_nine_at_any_point_on_postgres() {
-    let dir = site();
-    let db = Db::postgres("kills");
-    kill_nine_at_any_point(dir.path(), &db);
-    db.drop_schema();
-}
+on_both_stores!(
+    kill_nine_at_any_point_on_sqlite,
+    kill_nine_at_any_point_on_postgres,
+    "kills",
+    |dir, db| kill_nine_at_any_point(dir, db)
+);

@@ -7,6 +7,31 @@
 
 #![allow(clippy::unwrap_used)]
 
+/// One scenario on both stores: `$sqlite` on a temporary SQLite file and, when PostgreSQL is
+/// configured, `$postgres` in a fresh schema `$schema` (dropped afterwards). The body sees the
+/// site directory as `$dir: &Path` and the store as `$db: &Db`.
+macro_rules! on_both_stores {
+    ($sqlite:ident, $postgres:ident, $schema:literal, |$dir:ident, $db:ident| $body:expr) => {
+        #[test]
+        fn $sqlite() {
+            let tmp = site();
+            let store = Db::sqlite(tmp.path());
+            let ($dir, $db) = (tmp.path(), &store);
+            $body;
+        }
+
+        #[cfg(berth_test_postgres)]
+        #[test]
+        fn $postgres() {
+            let tmp = site();
+            let store = Db::postgres($schema);
+            let ($dir, $db) = (tmp.path(), &store);
+            $body;
+            store.drop_schema();
+        }
+    };
+}
+
 mod compat_has;
 mod compat_promise;
 mod console;

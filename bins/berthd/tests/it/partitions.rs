@@ -14,20 +14,12 @@ use super::*;
 const LEASE_SECS: u64 = 2;
 const ZONES: [&str; 4] = ["za", "zb", "zc", "zd"];
 
-#[test]
-fn partitions_spread_forward_and_fail_over_on_sqlite() {
-    let dir = site();
-    partitions_spread_forward_and_fail_over(dir.path(), &Db::sqlite(dir.path()));
-}
-
-#[cfg(berth_test_postgres)]
-#[test]
-fn partitions_spread_forward_and_fail_over_on_postgres() {
-    let dir = site();
-    let db = Db::postgres("e2e_partitions");
-    partitions_spread_forward_and_fail_over(dir.path(), &db);
-    db.drop_schema();
-}
+on_both_stores!(
+    partitions_spread_forward_and_fail_over_on_sqlite,
+    partitions_spread_forward_and_fail_over_on_postgres,
+    "e2e_partitions",
+    |dir, db| partitions_spread_forward_and_fail_over(dir, db)
+);
 
 fn node(dir: &std::path::Path, db: &Db, i: usize) -> Daemon {
     let id = format!("n{i}");

@@ -380,26 +380,19 @@ fn growth_races(dir: &std::path::Path, db: &Db) {
     terminate(&mut d);
 }
 
-#[test]
-fn last_unit_races_on_sqlite() {
-    let dir = site();
-    last_unit_races(dir.path(), &Db::sqlite(dir.path()), 1);
-}
+on_both_stores!(
+    last_unit_races_on_sqlite,
+    last_unit_races_on_postgres,
+    "races",
+    |dir, db| last_unit_races(dir, db, 1)
+);
 
-#[test]
-fn growth_races_on_sqlite() {
-    let dir = site();
-    growth_races(dir.path(), &Db::sqlite(dir.path()));
-}
-
-#[cfg(berth_test_postgres)]
-#[test]
-fn last_unit_races_on_postgres() {
-    let dir = site();
-    let db = Db::postgres("races");
-    last_unit_races(dir.path(), &db, 1);
-    db.drop_schema();
-}
+on_both_stores!(
+    growth_races_on_sqlite,
+    growth_races_on_postgres,
+    "growth",
+    |dir, db| growth_races(dir, db)
+);
 
 #[cfg(berth_test_postgres)]
 #[test]
@@ -407,14 +400,5 @@ fn last_unit_races_across_two_daemons_on_postgres() {
     let dir = site();
     let db = Db::postgres("races2");
     last_unit_races(dir.path(), &db, 2);
-    db.drop_schema();
-}
-
-#[cfg(berth_test_postgres)]
-#[test]
-fn growth_races_on_postgres() {
-    let dir = site();
-    let db = Db::postgres("growth");
-    growth_races(dir.path(), &db);
     db.drop_schema();
 }

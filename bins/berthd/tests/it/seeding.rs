@@ -54,17 +54,9 @@ fn seeded_once(dir: &std::path::Path, db: &Db) {
     }
 }
 
-#[test]
-fn daemons_starting_together_seed_the_inventory_once_on_sqlite() {
-    let dir = site();
-    seeded_once(dir.path(), &Db::sqlite(dir.path()));
-}
-
-#[cfg(berth_test_postgres)]
-#[test]
-fn daemons_starting_together_seed_the_inventory_once_on_postgres() {
-    let dir = site();
-    let db = Db::postgres("e2e_seeding");
-    seeded_once(dir.path(), &db);
-    db.drop_schema();
-}
+on_both_stores!(
+    daemons_starting_together_seed_the_inventory_once_on_sqlite,
+    daemons_starting_together_seed_the_inventory_once_on_postgres,
+    "e2e_seeding",
+    |dir, db| seeded_once(dir, db)
+);
