@@ -123,6 +123,26 @@ pub struct Linear {
     pub equal: bool,
 }
 
+/// One row `Σ [x = v] ≤ 1` per key held by two or more of the `(key, variable, value)`
+/// triples: at most one of them is taken (distinct values, distinct keys).
+pub(crate) fn at_most_one_per_key(
+    triples: impl IntoIterator<Item = (u32, VarId, Value)>,
+) -> Vec<Linear> {
+    let mut per: std::collections::BTreeMap<u32, Vec<(VarId, Value, f64)>> =
+        std::collections::BTreeMap::new();
+    for (k, x, v) in triples {
+        per.entry(k).or_default().push((x, v, 1.0));
+    }
+    per.into_values()
+        .filter(|terms| terms.len() > 1)
+        .map(|terms| Linear {
+            terms,
+            rhs: 1.0,
+            equal: false,
+        })
+        .collect()
+}
+
 /// The domains a constraint's [`Constraint::linear`] rows range over.
 pub struct Domains<'a> {
     pub(crate) st: &'a State,

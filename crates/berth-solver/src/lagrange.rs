@@ -208,6 +208,11 @@ pub(crate) fn setup(
     Some(Lagrange::new(vars, adj, domains, offset, others))
 }
 
+/// The cost of value `v` in a per-value cost table; infinity past its end.
+pub(crate) fn cost_of(costs: &[f64], v: u32) -> f64 {
+    costs.get(v as usize).copied().unwrap_or(f64::INFINITY)
+}
+
 /// Each variable's unary costs in the minimized sense (`sign * weight * cost`, empty for a
 /// variable without a unary term), and the root terms that are not unary. `None` when the
 /// objective is not a sum or a cost is not finite.
@@ -260,11 +265,7 @@ impl Lagrange {
             .iter()
             .zip(domains)
             .map(|(a, mut o): (&Vec<f64>, Vec<u32>)| {
-                o.sort_by(|&x, &y| {
-                    let ax = a.get(x as usize).copied().unwrap_or(f64::INFINITY);
-                    let ay = a.get(y as usize).copied().unwrap_or(f64::INFINITY);
-                    ax.total_cmp(&ay).then(x.cmp(&y))
-                });
+                o.sort_by(|&x, &y| cost_of(a, x).total_cmp(&cost_of(a, y)).then(x.cmp(&y)));
                 o
             })
             .collect();

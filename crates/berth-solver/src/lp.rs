@@ -27,9 +27,9 @@ use std::time::Duration;
 
 use microlp::{ComparisonOp, OptimizationDirection, Variable};
 
-use crate::constraint::Domains;
+use crate::constraint::{Domains, at_most_one_per_key};
 use crate::expr::Compiled;
-use crate::lagrange::{Lagrange, unary_costs};
+use crate::lagrange::{Lagrange, cost_of, unary_costs};
 use crate::state::State;
 use crate::{Linear, NO_KEY, Problem, Value, VarId};
 
@@ -66,7 +66,7 @@ pub(crate) fn relax(
             .map(|(i, (&x, dom))| {
                 let mut c = dom.clone();
                 let b = &lp.base[i];
-                c.sort_by(|&v, &w| cost(b, v).total_cmp(&cost(b, w)).then(v.cmp(&w)));
+                c.sort_by(|&v, &w| cost_of(b, v).total_cmp(&cost_of(b, w)).then(v.cmp(&w)));
                 c.truncate(FIRST_COLUMNS);
                 if let Some(v) = plan
                     .get(x as usize)
@@ -95,7 +95,7 @@ pub(crate) fn relax(
             let mut neg: Vec<(f64, u32)> = dom
                 .iter()
                 .filter(|v| cols[i].binary_search(v).is_err())
-                .map(|&v| (cost(&adj[i], v) - u[i], v))
+                .map(|&v| (cost_of(&adj[i], v) - u[i], v))
                 .filter(|&(rc, _)| rc < -1e-7)
                 .collect();
             neg.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -118,10 +118,6 @@ const FIRST_COLUMNS: usize = 12;
 /// Most values per variable a round of column generation adds.
 const ADDED_COLUMNS: usize = 64;
 
-fn cost(costs: &[f64], v: u32) -> f64 {
-    costs.get(v as usize).copied().unwrap_or(f64::INFINITY)
-}
-
 /// The LP of the domains it was built on, solvable again at any node below them (see
 /// [`Relaxation::covers`]).
 pub(crate) struct Relaxation {
@@ -132,6 +128,8 @@ pub(crate) struct Relaxation {
     base: Vec<Vec<f64>>,
     /// Per variable of `vars`: the values the rows were built on.
     built_on: Vec<Vec<u32>>,
+    /// Each variable's position in `vars` (`usize::MAX` when not in the LP), by variable.
+    pos: Vec<usize>,
 }
 
 impl Relaxation {
@@ -167,24 +165,19 @@ impl Relaxation {
                 }
             })
             .collect();
+        let mut pos = vec![usize::MAX; n];
+        for (i, &x) in vars.iter().enumerate() {
+            pos[x as usize] = i;
+        }
         let mut lp = Relaxation {
             rows,
             vars,
             base,
             built_on: Vec::new(),
+            pos,
         };
         lp.built_on = lp.domains(st);
         Some(lp)
-    }
-
-    /// Each variable's position in `vars` (`usize::MAX` when not in the LP), by variable.
-    fn positions(&self) -> Vec<usize> {
-        let n = self.vars.last().map_or(0, |&x| x as usize + 1);
-        let mut pos = vec![usize::MAX; n];
-        for (i, &x) in self.vars.iter().enumerate() {
-            pos[x as usize] = i;
-        }
-        pos
     }
 
     /// The current values of each variable of the LP.
@@ -203,10 +196,12 @@ impl Relaxation {
         })
     }
 
-    /// The multipliers of the LP over `domains` (rows keep only the values of `st`): one per
-    /// row, of the right sign. `None` when the solve failed or was interrupted.
+    /// The LP over the columns `cols` (per variable of `vars`, increasing; rows keep only
+    /// their terms): one multiplier per row, of the right sign, and each variable's
+    /// assignment-row dual (for reduced costs). `None` when the solve failed or was
+    /// interrupted.
     fn solve(&self, cols: &[Vec<u32>], time: Duration) -> Option<(Vec<f64>, Vec<f64>)> {
-        let pos = self.positions();
+        let pos = &self.pos;
         let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
         let mut live = vec![false; self.rows.len()];
         let mut terms: Vec<(usize, u32, f64)> = Vec::new();
@@ -278,7 +273,7 @@ impl Relaxation {
 
     /// Each variable's adjusted costs (over its universe) and `Σ λ · rhs`.
     fn adjusted(&self, lam: &[f64]) -> (Vec<Vec<f64>>, f64) {
-        let pos = self.positions();
+        let pos = &self.pos;
         let offset: f64 = self.rows.iter().zip(lam).map(|(r, l)| l * r.rhs).sum();
         let mut adj = self.base.clone();
         for (row, &l) in self.rows.iter().zip(lam) {
@@ -315,7 +310,7 @@ impl Relaxation {
             .zip(&domains)
             .map(|(a, dom)| {
                 dom.iter()
-                    .map(|&v| a.get(v as usize).copied().unwrap_or(f64::INFINITY))
+                    .map(|&v| cost_of(a, v))
                     .fold(f64::INFINITY, f64::min)
             })
             .collect();
@@ -391,24 +386,14 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
         }
         rows.extend(c.linear(&domains));
         if let Some(keys) = c.distinct_keys() {
-            let mut per: BTreeMap<u32, Terms> = BTreeMap::new();
-            for (&x, keys) in c.scope().iter().zip(&keys) {
-                for v in domains.values(x) {
-                    let k = keys.get(v.index()).copied().unwrap_or(NO_KEY);
-                    if k != NO_KEY {
-                        per.entry(k).or_default().push((x, v, 1.0));
-                    }
-                }
-            }
-            rows.extend(
-                per.into_values()
-                    .filter(|t| t.len() > 1)
-                    .map(|terms| Linear {
-                        terms,
-                        rhs: 1.0,
-                        equal: false,
-                    }),
-            );
+            rows.extend(at_most_one_per_key(c.scope().iter().zip(&keys).flat_map(
+                |(&x, keys)| {
+                    domains
+                        .values(x)
+                        .map(move |v| (keys.get(v.index()).copied().unwrap_or(NO_KEY), x, v))
+                        .filter(|t| t.0 != NO_KEY)
+                },
+            )));
         }
         if rows.iter().map(|r| r.terms.len()).sum::<usize>() > MAX_NONZEROS {
             return None;

@@ -682,9 +682,7 @@ impl<'p> Engine<'p> {
         let Some(cost) = self.found.first().map(|f| f.cost) else {
             return false;
         };
-        let values: u64 = (0..self.st.vars() as u32)
-            .map(|x| u64::from(self.st.size(x)))
-            .sum();
+        let values = self.st.values_left();
         if self.k != 1
             || !self.with_objective
             || values < EARLY_MIN_VALUES
@@ -1117,9 +1115,7 @@ impl<'p> Engine<'p> {
         if t == f64::INFINITY {
             return Ok(());
         }
-        let values: u64 = (0..self.st.vars() as u32)
-            .map(|x| u64::from(self.st.size(x)))
-            .sum();
+        let values = self.st.values_left();
         if values > NODE_LP_VALUES {
             return Ok(());
         }

@@ -144,9 +144,7 @@ impl Problem {
             let left = opts.deadline.as_ref().and_then(|d| d.remaining());
             // Building the rows is not under the LP's time limit: a deadline too short for the
             // problem's size goes without.
-            let root_values: u64 = (0..e.st.vars() as u32)
-                .map(|x| u64::from(e.st.size(x)))
-                .sum();
+            let root_values = e.st.values_left();
             let lp = (!opts.stop_at_first
                 && opts.lp_min_values.is_some_and(|m| root_values >= m)
                 && left.is_none_or(|l| l.as_secs_f64() >= root_values as f64 * LP_SECS_PER_VALUE))

@@ -94,6 +94,11 @@ impl State {
         self.size.get(var as usize).copied().unwrap_or(0)
     }
 
+    /// Values left in all domains (an assigned variable counts one).
+    pub(crate) fn values_left(&self) -> u64 {
+        self.size.iter().map(|&s| u64::from(s)).sum()
+    }
+
     pub(crate) fn value(&self, var: u32) -> Option<Value> {
         self.assigned.get(var as usize).copied().flatten()
     }

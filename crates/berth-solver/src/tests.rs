@@ -257,16 +257,21 @@ fn progress_hears_each_better_plan_ending_at_the_optimum() {
     assert_eq!(quiet.solutions()[0].score, best);
 }
 
-/// A small problem with shared capacity, zone-different pairs and unary costs.
-fn contended(seed: u64) -> crate::Problem {
-    use crate::{AllDifferentGroup, Capacity, Problem, Sense};
+/// A xorshift source: each call draws a number below its argument.
+fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
     let mut r = seed | 1;
-    let mut next = move |n: u64| {
+    move |n: u64| {
         r ^= r << 13;
         r ^= r >> 7;
         r ^= r << 17;
         r % n
-    };
+    }
+}
+
+/// A small problem with shared capacity, zone-different pairs and unary costs.
+fn contended(seed: u64) -> crate::Problem {
+    use crate::{AllDifferentGroup, Capacity, Problem, Sense};
+    let mut next = xorshift(seed);
     let mut p = Problem::new();
     let n = 4 + next(3) as usize;
     let m = 3 + next(3) as u32;
@@ -381,13 +386,7 @@ fn linked(seed: u64) -> crate::Problem {
     let mut p = contended(seed);
     let sizes = p.sizes();
     let (n, m) = (sizes.len() as u32, sizes[0]);
-    let mut r = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move |k: u64| {
-        r ^= r << 13;
-        r ^= r >> 7;
-        r ^= r << 17;
-        r % k
-    };
+    let mut next = xorshift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let table: Vec<bool> = (0..m * m).map(|_| next(3) > 0).collect();
     p.add_constraint("pair", Pairwise::from_table(VarId(0), VarId(1), m, table));
     let group: crate::Keys = (0..m).map(|x| x % 2).collect();
@@ -412,13 +411,10 @@ proptest! {
         let p = linked(seed);
         let sizes = p.sizes();
         let mut st = State::new(&sizes, Vec::new());
-        let mut c = cut | 1;
+        let mut next = xorshift(cut);
         for (x, &m) in sizes.iter().enumerate() {
             for v in 0..m {
-                c ^= c << 13;
-                c ^= c >> 7;
-                c ^= c << 17;
-                if c % 4 == 0 && st.size(x as u32) > 1 {
+                if next(4) == 0 && st.size(x as u32) > 1 {
                     st.remove(x as u32, v, WHY).expect("one value stays");
                 }
             }

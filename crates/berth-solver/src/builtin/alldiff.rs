@@ -56,21 +56,11 @@ impl Constraint for AllDifferent {
 
     /// Each value is taken at most once: `Σ_x [x = v] ≤ 1`.
     fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
-        let mut by_value: BTreeMap<Value, Vec<(VarId, Value, f64)>> = BTreeMap::new();
-        for &x in &self.vars {
-            for v in domains.values(x) {
-                by_value.entry(v).or_default().push((x, v, 1.0));
-            }
-        }
-        by_value
-            .into_values()
-            .filter(|terms| terms.len() > 1)
-            .map(|terms| Linear {
-                terms,
-                rhs: 1.0,
-                equal: false,
-            })
-            .collect()
+        crate::constraint::at_most_one_per_key(
+            self.vars
+                .iter()
+                .flat_map(|&x| domains.values(x).map(move |v| (v.0, x, v))),
+        )
     }
 }
 
