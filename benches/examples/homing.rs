@@ -109,7 +109,13 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
     // `--lp N`: the LP bound from N values on; `--lp off`: never.
     let lp_min_values = match arg(args, "--lp") {
         Some("off") => None,
-        Some(n) => n.parse().ok().or(SolveOptions::default().lp_min_values),
+        Some(n) => match n.parse() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                eprintln!("--lp: expected a number of values or `off`, got `{n}`");
+                return ExitCode::from(2);
+            }
+        },
         None => SolveOptions::default().lp_min_values,
     };
     let opts = SolveOptions {
