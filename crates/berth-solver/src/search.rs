@@ -78,6 +78,9 @@ pub struct Stats {
     /// LP bounds solved (see [`SolveOptions::lp_min_values`]) whose multipliers the search
     /// used.
     pub lp_bounds: u32,
+    /// Completed or cut passes of the search below a target under the incumbent (with the
+    /// LP bound: each raises the proven bound or finds the optimum).
+    pub deepen_passes: u32,
     /// Set when a limit stopped the search.
     pub stopped: Option<StopReason>,
 }
@@ -93,6 +96,7 @@ impl Stats {
         self.max_depth = self.max_depth.max(o.max_depth);
         self.explain_checks += o.explain_checks;
         self.lp_bounds += o.lp_bounds;
+        self.deepen_passes += o.deepen_passes;
         self.stopped = self.stopped.or(o.stopped);
     }
 }
@@ -171,6 +175,9 @@ impl Default for SolveOptions {
         }
     }
 }
+
+/// First target of [`Engine::deepen`] above the root bound, relative to it.
+const DEEPEN_STEP: f64 = 1e-4;
 
 /// Most restarts of the main search (see [`Engine::search`]).
 const RESTARTS: u32 = 16;
@@ -299,6 +306,8 @@ pub(crate) struct Engine<'p> {
     /// The threshold while fewer than `k` plans are known (a neighbourhood round's
     /// incumbent, the canonical pass's optimum).
     cap: f64,
+    /// A pass of [`Engine::deepen`] prunes at this cost too, but keeps the plans above it.
+    target: f64,
     /// How this engine was configured (to build the neighbourhood rounds' engine alike).
     cfg: RunConfig<'p>,
     /// Large-neighbourhood rounds interleaved with this search (see `lns.rs`).
@@ -484,6 +493,7 @@ impl<'p> Engine<'p> {
             restart_below: f64::NEG_INFINITY,
             progress: None,
             cap: f64::INFINITY,
+            target: f64::INFINITY,
             cfg: *cfg,
             improver: None,
             shared: None,
@@ -711,7 +721,7 @@ impl<'p> Engine<'p> {
     /// Takes the shared incumbent when another thread improved it.
     fn pull_shared(&mut self) {
         let Some(sh) = self.shared else { return };
-        if sh.cost() < self.threshold()
+        if sh.cost() < self.incumbent_cost()
             && let Some((_, values)) = sh.get()
         {
             self.seed(values);
@@ -1150,7 +1160,8 @@ impl<'p> Engine<'p> {
         self.run_queue()
     }
 
-    fn threshold(&self) -> f64 {
+    /// The cost a plan must beat to be kept: the k-th best known's, or the cap.
+    fn incumbent_cost(&self) -> f64 {
         if self.found.len() < self.k {
             self.cap
         } else {
@@ -1158,6 +1169,11 @@ impl<'p> Engine<'p> {
                 .last()
                 .map_or(f64::INFINITY, |f| f.cost.min(self.cap))
         }
+    }
+
+    /// The cost at which the search prunes: the incumbent's, or a deepening pass's target.
+    fn threshold(&self) -> f64 {
+        self.incumbent_cost().min(self.target)
     }
 
     fn pruned(&mut self) -> bool {
@@ -1210,6 +1226,9 @@ impl<'p> Engine<'p> {
     /// removes for the whole search what the better incumbent rules out (100×1000: from
     /// 21 000 values to a few thousand).
     pub(crate) fn search(&mut self, mark: usize) {
+        if self.deepen(mark) {
+            return;
+        }
         let mut restarts = 0;
         loop {
             let t = self.threshold();
@@ -1228,6 +1247,46 @@ impl<'p> Engine<'p> {
             restarts += 1;
             self.st.undo_to(mark);
             self.st.clear_events();
+        }
+    }
+
+    /// With the LP bound and one optimum wanted, before the search below the incumbent:
+    /// passes that prune at `floor + step` (`floor` the root bound at first, `step` a small
+    /// fraction of it, doubling each pass). A pass that completes without a cheaper plan
+    /// proves its target a lower bound (the next `floor`); one that finds a plan has proven
+    /// it optimal, since it searched everything cheaper. The LP bound is tight (60×800:
+    /// 0.06% under the optimum), so a pass with a small target filters nearly every value by
+    /// reduced cost, and it finds the optimum where a search pruning only at the incumbent
+    /// wanders (60×800, seed 2: 0.6 s instead of 2.5 s). Plans above the target still
+    /// become the incumbent. True when that settled the search (proven, or stopped).
+    fn deepen(&mut self, mark: usize) -> bool {
+        if !self.node_lp_on || self.k != 1 || self.first_only {
+            return false;
+        }
+        let mut floor = self.lower_bound();
+        if !floor.is_finite() {
+            return false;
+        }
+        let mut step = DEEPEN_STEP * floor.abs().max(1.0);
+        loop {
+            let target = floor + step;
+            if target >= self.threshold() {
+                return false;
+            }
+            self.target = target;
+            self.dfs(0);
+            self.target = f64::INFINITY;
+            self.st.undo_to(mark);
+            self.st.clear_events();
+            self.stats.deepen_passes += 1;
+            if self.stats.stopped.is_some() || self.found.first().is_some_and(|f| f.cost < target) {
+                return true;
+            }
+            floor = target;
+            if let Some((_, lb)) = &mut self.progress {
+                *lb = floor;
+            }
+            step *= 2.0;
         }
     }
 

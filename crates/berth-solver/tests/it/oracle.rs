@@ -961,19 +961,28 @@ proptest! {
 }
 
 /// The LP property test above would prove nothing if the LP never got used: on contended
-/// capacities its multipliers beat the subgradient's in a good share of the instances.
+/// capacities its multipliers beat the subgradient's in a good share of the instances, and
+/// with one optimum wanted the search then runs passes below a target (which must find
+/// the same optimum as brute force).
 #[test]
 fn the_lp_bound_is_used_on_small_contended_problems() {
     let opts = SolveOptions {
         lp_min_values: Some(0),
         ..SolveOptions::default()
     };
-    let used = (0..200u64)
-        .filter(|&seed| {
+    let stats: Vec<_> = (0..200u64)
+        .filter_map(|seed| {
             build(&gen_contended(seed))
                 .solve(&opts)
-                .is_ok_and(|o| o.stats().lp_bounds > 0)
+                .ok()
+                .map(|o| *o.stats())
         })
-        .count();
+        .collect();
+    let used = stats.iter().filter(|s| s.lp_bounds > 0).count();
     assert!(used >= 20, "LP bound used on {used} of 200 instances");
+    let deepened = stats.iter().filter(|s| s.deepen_passes > 0).count();
+    assert!(
+        deepened >= 20,
+        "deepening passes on {deepened} of 200 instances"
+    );
 }
