@@ -293,41 +293,74 @@ impl Relaxation {
         (adj, offset)
     }
 
-    /// At a node the rows cover: the LP's bound (sound for any multipliers, see the module
-    /// documentation) and, against `limit` (the incumbent), the values whose reduced cost
-    /// lifts it to `limit` or past. `None` when the solve failed.
-    pub(crate) fn node(
-        &self,
-        st: &State,
-        limit: f64,
-        time: Duration,
-    ) -> Option<(f64, Vec<(u32, u32)>)> {
+    /// At a node the rows cover: the multipliers of its LP, as adjusted costs over its
+    /// domains. `None` when the solve failed.
+    pub(crate) fn node(&self, st: &State, time: Duration) -> Option<NodeDual> {
         let domains = self.domains(st);
         let (lam, _) = self.solve(&domains, time)?;
         let (adj, offset) = self.adjusted(&lam);
-        let least: Vec<f64> = adj
+        let costs: Vec<(u32, Vec<(u32, f64)>)> = self
+            .vars
             .iter()
-            .zip(&domains)
-            .map(|(a, dom)| {
-                dom.iter()
-                    .map(|&v| cost_of(a, v))
-                    .fold(f64::INFINITY, f64::min)
-            })
+            .zip(adj.iter().zip(domains))
+            .map(|(&x, (a, dom))| (x, dom.into_iter().map(|v| (v, cost_of(a, v))).collect()))
             .collect();
-        let lb = least.iter().sum::<f64>() - offset;
+        let mut dual = NodeDual {
+            costs,
+            offset,
+            lb: f64::NEG_INFINITY,
+        };
+        dual.lb = dual.filter(st, f64::INFINITY)?.0;
+        Some(dual)
+    }
+}
+
+/// A node LP's multipliers, read as adjusted costs over that node's domains: a bound at
+/// every node below it too (sound for any multipliers, see the module documentation;
+/// fewer values only raise each variable's least cost).
+pub(crate) struct NodeDual {
+    /// Per variable of the LP: its values at the node solved and their adjusted costs.
+    costs: Vec<(u32, Vec<(u32, f64)>)>,
+    offset: f64,
+    /// The bound at the node solved.
+    pub(crate) lb: f64,
+}
+
+impl NodeDual {
+    /// The bound over `st`'s domains and, against `limit` (the incumbent), the values whose
+    /// reduced cost lifts it to `limit` or past. `None` when it is not finite, or when a
+    /// domain of `st` holds a value the node solved did not (the costs priced only its
+    /// values).
+    pub(crate) fn filter(&self, st: &State, limit: f64) -> Option<(f64, Vec<(u32, u32)>)> {
+        let mut least = Vec::with_capacity(self.costs.len());
+        for (x, vals) in &self.costs {
+            let (mut m, mut seen) = (f64::INFINITY, 0u32);
+            for &(v, a) in vals {
+                if st.contains(*x, v) {
+                    m = m.min(a);
+                    seen += 1;
+                }
+            }
+            if seen != st.size(*x) {
+                return None;
+            }
+            least.push(m);
+        }
+        let lb = least.iter().sum::<f64>() - self.offset;
         if !lb.is_finite() {
             return None;
         }
         let mut drop = Vec::new();
-        for (i, dom) in domains.iter().enumerate() {
-            if dom.len() < 2 {
-                continue;
-            }
-            for &v in dom {
-                let a = adj[i].get(v as usize).copied().unwrap_or(f64::INFINITY);
-                if lb + (a - least[i]) >= limit {
-                    drop.push((self.vars[i], v));
+        if limit.is_finite() {
+            for ((x, vals), m) in self.costs.iter().zip(&least) {
+                if st.size(*x) < 2 {
+                    continue;
                 }
+                drop.extend(
+                    vals.iter()
+                        .filter(|&&(v, a)| st.contains(*x, v) && lb + (a - m) >= limit)
+                        .map(|&(v, _)| (*x, v)),
+                );
             }
         }
         Some((lb, drop))

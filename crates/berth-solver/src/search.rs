@@ -298,6 +298,8 @@ pub(crate) struct Engine<'p> {
     /// of the last build, reused while they cover the node.
     node_lp: Option<crate::lp::Relaxation>,
     node_lp_on: bool,
+    /// Multipliers of the node LPs solved on the path to this node, by depth.
+    node_duals: Vec<(u32, crate::lp::NodeDual)>,
     /// The main search unwinds to the root once the incumbent costs less (see
     /// [`Engine::search`]).
     restart_below: f64,
@@ -490,6 +492,7 @@ impl<'p> Engine<'p> {
             lag: None,
             node_lp: None,
             node_lp_on: false,
+            node_duals: Vec::new(),
             restart_below: f64::NEG_INFINITY,
             progress: None,
             cap: f64::INFINITY,
@@ -1117,13 +1120,34 @@ impl<'p> Engine<'p> {
 
     /// Once the domains are small: the LP bound of this node, which prunes it or filters its
     /// values by reduced cost (fresh multipliers, unlike the root's fixed ones).
+    ///
+    /// The multipliers of the nearest ancestor's node LP are tried first: they bound every
+    /// node below it, and where they bound this node no lower than their own (no value they
+    /// priced cheapest is gone) a new LP rarely bounds higher (60×800: 661 of 731 node LPs
+    /// bounded as their parent's did).
     fn node_lp_filter(&mut self, depth: u32) -> Result<(), Conflict> {
+        // Only ancestors' multipliers stay (every node with children passes here first).
+        while self.node_duals.last().is_some_and(|(d, _)| *d >= depth) {
+            self.node_duals.pop();
+        }
         if !self.node_lp_on || self.st.vars() == 0 {
             return Ok(());
         }
         let t = self.threshold();
         if t == f64::INFINITY {
             return Ok(());
+        }
+        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
+        let limit = t - 1e-9 * t.abs().max(1.0) - penalty;
+        if let Some((_, dual)) = self.node_duals.last()
+            && let Some((lb, drop)) = dual.filter(&self.st, limit)
+        {
+            if lb >= limit {
+                return Err(Conflict { var: None });
+            }
+            if lb <= dual.lb + 1e-9 * dual.lb.abs().max(1.0) {
+                return self.drop_values(drop);
+            }
         }
         let values = self.st.values_left();
         if values > NODE_LP_VALUES {
@@ -1140,17 +1164,25 @@ impl<'p> Engine<'p> {
                     crate::lp::Relaxation::new(self.p, &self.st, &self.active, base)
                 });
         }
-        let Some(lp) = &self.node_lp else {
+        let Some(dual) = self
+            .node_lp
+            .as_ref()
+            .and_then(|lp| lp.node(&self.st, NODE_LP_TIME))
+        else {
             return Ok(());
         };
-        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
-        let limit = t - 1e-9 * t.abs().max(1.0) - penalty;
-        let Some((lb, drop)) = lp.node(&self.st, limit, NODE_LP_TIME) else {
+        let Some((lb, drop)) = dual.filter(&self.st, limit) else {
             return Ok(());
         };
         if lb >= limit {
             return Err(Conflict { var: None });
         }
+        self.node_duals.push((depth, dual));
+        self.drop_values(drop)
+    }
+
+    /// Removes values a bound ruled out, then propagates.
+    fn drop_values(&mut self, drop: Vec<(u32, u32)>) -> Result<(), Conflict> {
         if drop.is_empty() {
             return Ok(());
         }

@@ -441,4 +441,57 @@ proptest! {
             }
         }
     }
+
+    /// A node LP's multipliers bound every plan at and below the node they were solved at,
+    /// their reduced costs drop no value of a plan cheaper than the limit, and they refuse
+    /// domains holding values the node did not.
+    #[test]
+    fn a_node_lp_bounds_every_plan_below_its_node(seed in any::<u64>(), cut in any::<u64>()) {
+        let p = linked(seed);
+        let obj = p.compile().expect("valid");
+        let sizes = p.sizes();
+        let mut st = State::new(&sizes, Vec::new());
+        let mut next = xorshift(cut);
+        let mut remove = |st: &mut State, odds: u64| {
+            for (x, &m) in sizes.iter().enumerate() {
+                for v in 0..m {
+                    if next(odds) == 0 && st.size(x as u32) > 1 && st.contains(x as u32, v) {
+                        st.remove(x as u32, v, WHY).expect("one value stays");
+                    }
+                }
+            }
+        };
+        remove(&mut st, 5);
+        let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
+        let (base, others) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
+        prop_assert!(others.is_empty());
+        let Some(lp) = crate::lp::Relaxation::new(&p, &st, &active, base) else {
+            return Ok(());
+        };
+        let Some(dual) = lp.node(&st, std::time::Duration::from_secs(10)) else {
+            return Ok(());
+        };
+        let mark = st.mark();
+        remove(&mut st, 3);
+        let within = |st: &State, plan: &[Value]| {
+            plan.iter().enumerate().all(|(x, v)| st.contains(x as u32, v.0))
+        };
+        let plans: Vec<(f64, Vec<Value>)> =
+            all_plans(&p).into_iter().filter(|(_, plan)| within(&st, plan)).collect();
+        let limit = plans.iter().map(|t| t.0).fold(f64::INFINITY, f64::min) + 3.0;
+        let (lb, drop) = dual.filter(&st, limit).expect("a finite bound below its node");
+        for (cost, plan) in &plans {
+            prop_assert!(lb <= cost + 1e-6, "bound {lb} above a plan of {cost}");
+            if *cost < limit - 1e-6 {
+                for &(x, v) in &drop {
+                    prop_assert!(plan[x as usize].0 != v, "dropped {x}={v} of a plan of {cost}");
+                }
+            }
+        }
+        // Above the node: a value it did not hold, and the costs cannot bound.
+        st.undo_to(mark);
+        let wider = (0..sizes.len() as u32).any(|x| st.size(x) < sizes[x as usize]);
+        let full = State::new(&sizes, Vec::new());
+        prop_assert_eq!(dual.filter(&full, limit).is_none(), wider);
+    }
 }
