@@ -202,16 +202,31 @@ impl Relaxation {
     /// interrupted.
     fn solve(&self, cols: &[Vec<u32>], time: Duration) -> Option<(Vec<f64>, Vec<f64>)> {
         let pos = &self.pos;
+        // Per variable of `vars`: whether each value is a column.
+        let is_col: Vec<Vec<bool>> = self
+            .base
+            .iter()
+            .zip(cols)
+            .map(|(b, c)| {
+                let mut m =
+                    vec![false; c.iter().map(|&v| v as usize + 1).fold(b.len(), usize::max)];
+                for &v in c {
+                    m[v as usize] = true;
+                }
+                m
+            })
+            .collect();
         let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
         let mut live = vec![false; self.rows.len()];
         let mut terms: Vec<(usize, u32, f64)> = Vec::new();
         for (r, row) in self.rows.iter().enumerate() {
             terms.clear();
-            terms.extend(row.terms.iter().filter_map(|&(x, v, a)| {
-                pos.get(x.index())
-                    .filter(|&&i| i != usize::MAX && cols[i].binary_search(&v.0).is_ok())
-                    .map(|&i| (i, v.0, a))
-            }));
+            for &(x, v, a) in &row.terms {
+                let i = pos.get(x.index()).copied().unwrap_or(usize::MAX);
+                if is_col.get(i).and_then(|m| m.get(v.index())) == Some(&true) {
+                    terms.push((i, v.0, a));
+                }
+            }
             // A `≤` row that holds whatever the columns take (each at most 1) never binds:
             // its multiplier is 0 (e.g. the support row of a value not among the columns).
             let most: f64 = terms.iter().map(|t| t.2.max(0.0)).sum();

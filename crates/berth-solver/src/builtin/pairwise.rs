@@ -187,13 +187,29 @@ impl Constraint for Pairwise {
         if a == b || (da.len() as u64) * (db.len() as u64) > LINEAR_LIMIT {
             return Vec::new();
         }
+        // The relation once over both domains: both sides' rows read it.
+        let allowed: Vec<bool> = da
+            .iter()
+            .flat_map(|&v| db.iter().map(move |&w| self.allows(v, w)))
+            .collect();
         let mut rows = Vec::new();
         for (x_is_a, (x, dx), (y, dy)) in [(true, (a, &da), (b, &db)), (false, (b, &db), (a, &da))]
         {
             let mut cliques: BTreeMap<Vec<Value>, Vec<Value>> = BTreeMap::new();
-            for &v in dx {
-                let (supports, conflicts): (Vec<Value>, Vec<Value>) =
-                    dy.iter().partition(|&&w| self.test(x_is_a, v, w));
+            for (i, &v) in dx.iter().enumerate() {
+                let (mut supports, mut conflicts) = (Vec::new(), Vec::new());
+                for (j, &w) in dy.iter().enumerate() {
+                    let ok = if x_is_a {
+                        allowed[i * db.len() + j]
+                    } else {
+                        allowed[j * db.len() + i]
+                    };
+                    if ok {
+                        supports.push(w);
+                    } else {
+                        conflicts.push(w);
+                    }
+                }
                 if conflicts.is_empty() {
                     continue;
                 }
