@@ -507,10 +507,7 @@ impl<'p> Engine<'p> {
     /// rounds around the incumbent with this search (one thread), the first phase after
     /// `first_gap` nodes. Only for the main search of one optimum.
     pub(crate) fn improve(&mut self, seed: u64, first_gap: u64) {
-        let sizes: Vec<u32> = (0..self.st.vars() as u32)
-            .map(|x| self.st.size(x))
-            .collect();
-        let nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
+        let nb = self.neighbourhoods(seed);
         if nb.is_empty() || self.k != 1 || !self.with_objective {
             return;
         }
@@ -611,10 +608,7 @@ impl<'p> Engine<'p> {
     /// Neighbourhood rounds around the shared incumbent until the main search ends or the
     /// deadline passes (an improving thread). Returns the nodes searched.
     pub(crate) fn rounds(&mut self, shared: &Shared, seed: u64) -> u64 {
-        let sizes: Vec<u32> = (0..self.st.vars() as u32)
-            .map(|x| self.st.size(x))
-            .collect();
-        let mut nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
+        let mut nb = self.neighbourhoods(seed);
         let stop = || shared.stop.load(std::sync::atomic::Ordering::Acquire);
         while !nb.is_empty() && !stop() && !self.deadline.is_some_and(|d| d.expired()) {
             let Some((cost, inc)) = shared.get() else {
@@ -703,16 +697,26 @@ impl<'p> Engine<'p> {
         {
             return false;
         }
-        let sizes: Vec<u32> = (0..self.st.vars() as u32)
-            .map(|x| self.st.size(x))
-            .collect();
-        let mut nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
+        let mut nb = self.neighbourhoods(seed);
         if nb.is_empty() {
             return false;
         }
         let mut engine = self.round_engine(self.st.clone());
         self.run_rounds(&mut engine, &mut nb, nodes);
         true
+    }
+
+    /// Neighbourhoods around this engine's root, guided by the relaxation's adjusted costs
+    /// when there is one (see [`Neighbourhoods::guide`]).
+    fn neighbourhoods(&self, seed: u64) -> Neighbourhoods {
+        let sizes: Vec<u32> = (0..self.st.vars() as u32)
+            .map(|x| self.st.size(x))
+            .collect();
+        let mut nb = Neighbourhoods::new(self.p, self.obj, &sizes, seed);
+        if let Some(lag) = &self.lag {
+            nb.guide(|x| lag.order(x));
+        }
+        nb
     }
 
     /// Neighbourhood rounds run by this search so far.
