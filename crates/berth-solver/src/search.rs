@@ -616,7 +616,7 @@ impl<'p> Engine<'p> {
                 continue;
             };
             let free = nb.pick(&inc);
-            let (plan, completed) = self.round(&inc, cost, &free, ROUND_NODES);
+            let (plan, completed) = self.round(&inc, cost, &free, nb.budget(ROUND_NODES));
             nb.feedback(plan.is_some(), completed);
             if let Some((c, values)) = plan {
                 shared.offer(c, &values);
@@ -664,7 +664,7 @@ impl<'p> Engine<'p> {
             };
             let free = nb.pick(&inc);
             let before = engine.stats.nodes;
-            let (plan, completed) = engine.round(&inc, cost, &free, ROUND_NODES);
+            let (plan, completed) = engine.round(&inc, cost, &free, nb.budget(ROUND_NODES));
             // Round nodes count against the node limit like the search's own.
             self.stats.nodes += engine.stats.nodes - before;
             nb.feedback(plan.is_some(), completed);
