@@ -33,8 +33,12 @@
 //! every hard constraint (each constraint's [`Constraint::linear`] rows, the capacities, the
 //! distinct keys) is solved once at the root; its dual values are the multipliers of a
 //! stronger Lagrangian bound, sound whatever the LP solver's accuracy. Once the domains are
-//! small, nodes solve their own LP, and the main search restarts from the root when the
-//! incumbent has closed a quarter of the gap.
+//! small, nodes solve their own LP (a node reuses its nearest ancestor's multipliers where
+//! they bound it as well as there). With the LP and one optimum wanted, the search first
+//! runs passes that prune at a target just above the root bound, doubling the distance each
+//! pass: a completed pass proves its target a bound, and a plan found in one is optimal.
+//! Then the main search restarts from the root when the incumbent has closed a quarter of
+//! the gap.
 //! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
 //! When one optimum is wanted, large-neighbourhood rounds (a few variables freed around the
 //! incumbent, the rest fixed) improve the incumbent between phases of the search, or on
