@@ -178,6 +178,8 @@ impl Default for SolveOptions {
 
 /// First target of [`Engine::deepen`] above the root bound, relative to it.
 const DEEPEN_STEP: f64 = 1e-4;
+/// Most passes of [`Engine::deepen`] while no plan is known.
+const BLIND_PASSES: u32 = 12;
 
 /// Most restarts of the main search (see [`Engine::search`]).
 const RESTARTS: u32 = 16;
@@ -1304,9 +1306,11 @@ impl<'p> Engine<'p> {
             return false;
         }
         let mut step = DEEPEN_STEP * floor.abs().max(1.0);
-        loop {
+        for pass in 0.. {
             let target = floor + step;
-            if target >= self.threshold() {
+            // Without an incumbent (none found yet, or no plan at all) the passes stop after
+            // a few: the threshold would never end them.
+            if target >= self.threshold() || (pass >= BLIND_PASSES && self.found.is_empty()) {
                 return false;
             }
             self.target = target;
@@ -1324,6 +1328,7 @@ impl<'p> Engine<'p> {
             }
             step *= 2.0;
         }
+        false
     }
 
     /// Marks a search cut short by its first plan (before it could prove anything).

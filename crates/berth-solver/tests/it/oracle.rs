@@ -986,3 +986,30 @@ fn the_lp_bound_is_used_on_small_contended_problems() {
         "deepening passes on {deepened} of 200 instances"
     );
 }
+
+/// Three variables over two values, pairwise different: the LP (one half on each value) is
+/// feasible, no plan is. With no incumbent the deepening passes stop after a few and the
+/// search proves the problem infeasible.
+#[test]
+fn an_odd_cycle_of_differences_is_infeasible_with_the_lp() {
+    let mut p = Problem::new();
+    let v: Vec<VarId> = (0..3).map(|i| p.add_var(format!("x{i}"), 2)).collect();
+    for (a, b) in [(0, 1), (1, 2), (0, 2)] {
+        let differ = vec![false, true, true, false];
+        p.add_constraint(
+            format!("x{a} != x{b}"),
+            Pairwise::from_table(v[a], v[b], 2, differ),
+        );
+    }
+    let terms = v.iter().map(|&x| (1.0, Expr::unary(x, vec![1.0, 2.0])));
+    p.set_objective(Sense::Minimize, Expr::sum(terms));
+    let opts = SolveOptions {
+        lp_min_values: Some(0),
+        ..SolveOptions::default()
+    };
+    let out = p.solve(&opts).expect("valid");
+    assert!(matches!(out, Outcome::Infeasible { .. }), "{out:?}");
+    let stats = out.stats();
+    assert_eq!(stats.lp_bounds, 1, "{stats:?}");
+    assert!((1..=12).contains(&stats.deepen_passes), "{stats:?}");
+}
