@@ -140,6 +140,7 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
     println!("|---|---|---|---|---|---|---|---|");
     let mut bugs = Vec::new();
     let (mut t_cp, mut t_berth) = (0.0, 0.0);
+    let mut pairs: Vec<(String, Answer, Answer)> = Vec::new();
     for f in &files {
         let name = Path::new(f)
             .file_stem()
@@ -204,6 +205,9 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         if berth.status == "WRONG" {
             bugs.push(format!("{name}: Berth's plan fails the instance checker"));
         }
+        if let Some(c) = cp {
+            pairs.push((name, c, berth));
+        }
     }
     let total_ratio = if py.is_some() {
         format!("{:.1}", t_cp / t_berth)
@@ -218,8 +222,74 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
             "-".to_string()
         }
     );
+    if !pairs.is_empty() {
+        println!();
+        for line in summary(&pairs) {
+            println!("{line}");
+        }
+    }
     if !bugs.is_empty() {
         bail!("Berth disagrees:\n  {}", bugs.join("\n  "));
     }
     Ok(())
+}
+
+/// The targets read off one table: time on the instances both prove (in total and
+/// the slowest ratio), and the objectives where either stopped at the limit (every
+/// instance of this family minimizes).
+fn summary(pairs: &[(String, Answer, Answer)]) -> Vec<String> {
+    let proven = |a: &Answer| a.status == "OPTIMAL";
+    let both: Vec<&(String, Answer, Answer)> = pairs
+        .iter()
+        .filter(|(_, c, b)| proven(c) && proven(b))
+        .collect();
+    let mut out = Vec::new();
+    if !both.is_empty() {
+        let cp: f64 = both.iter().map(|t| t.1.seconds).sum();
+        let berth: f64 = both.iter().map(|t| t.2.seconds).sum();
+        let slowest = both
+            .iter()
+            .map(|(n, c, b)| (c.seconds / b.seconds, n))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        out.push(format!(
+            "proven by both: {} instances, CP-SAT {cp:.4} s, Berth {berth:.4} s, {:.1}x in total; slowest ratio {}",
+            both.len(),
+            cp / berth,
+            slowest.map_or("-".to_string(), |(r, n)| format!("{r:.1} ({n})"))
+        ));
+    }
+    let only: Vec<&str> = pairs
+        .iter()
+        .filter(|(_, c, b)| proven(b) && !proven(c))
+        .map(|t| t.0.as_str())
+        .collect();
+    if !only.is_empty() {
+        out.push(format!("proven by Berth only: {}", only.join(", ")));
+    }
+    let open: Vec<&(String, Answer, Answer)> = pairs
+        .iter()
+        .filter(|(_, c, b)| !(proven(c) && proven(b)))
+        .collect();
+    if !open.is_empty() {
+        let (mut better, mut equal, mut worse) = (0, 0, Vec::new());
+        for (n, c, b) in &open {
+            match (b.objective, c.objective) {
+                (Some(x), Some(y)) if x < y => better += 1,
+                (Some(x), Some(y)) if x == y => equal += 1,
+                (Some(_), None) => better += 1,
+                (None, None) => equal += 1,
+                (x, y) => worse.push(format!("{n} ({x:?} against {y:?})")),
+            }
+        }
+        out.push(format!(
+            "at the limit (not proven by both): Berth better on {better}, equal on {equal}, worse on {}{}",
+            worse.len(),
+            if worse.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", worse.join(", "))
+            }
+        ));
+    }
+    out
 }
