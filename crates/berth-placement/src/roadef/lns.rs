@@ -3,8 +3,9 @@
 //! the cheapest of 64 swaps), exact repacking of two machines (`pair`) and ejections (move a
 //! process onto a roomy machine, then move others away); late-acceptance hill climbing;
 //! ruin-and-recreate kicks from the best assignment when the search stalls. Half the moves
-//! start from a process on an overloaded machine. Seeded, deterministic for a seed and an
-//! iteration budget; anytime under an injected deadline.
+//! (and every ejection) start from a process on a machine drawn in proportion to its cost.
+//! Seeded, deterministic for a seed and an iteration budget; anytime under an injected
+//! deadline.
 
 use std::sync::Arc;
 
@@ -120,6 +121,18 @@ fn try_shift(st: &mut State<'_>, journal: &mut Journal, p: usize, to: usize) -> 
     }
 }
 
+/// A process on a machine drawn in proportion to its load and balance cost (none when every
+/// machine is free of cost or the drawn one is empty).
+fn costly_process(st: &State<'_>, rng: &mut Rng) -> Option<usize> {
+    let total = st.machines_cost();
+    if total <= 0 {
+        return None;
+    }
+    let x = i64::try_from(rng.next() % total.unsigned_abs()).unwrap_or(0);
+    let here = st.on(st.machine_at(x));
+    (!here.is_empty()).then(|| here[rng.below(here.len())] as usize)
+}
+
 /// Tries a random feasible move, applying it and recording it in `journal` (left empty, the
 /// state unchanged, when the move is infeasible).
 fn random_move(
@@ -132,15 +145,12 @@ fn random_move(
     journal.clear();
     let np = model.processes.len();
     let nm = model.machines.len();
-    // Half the time, a process on an overloaded machine (a few draws; load cost dominates).
+    // Half the time, a process on a machine drawn in proportion to its load and balance
+    // cost: the costly machines (on a2_2 four machines without safety capacity hold half the
+    // load cost, while every machine is overloaded somewhere) are worked on most.
     let mut p = rng.below(np);
     if rng.below(2) == 0 {
-        for _ in 0..8 {
-            if st.overloaded(st.machine_of(p)) {
-                break;
-            }
-            p = rng.below(np);
-        }
+        p = costly_process(st, rng).unwrap_or(p);
     }
     let from = st.machine_of(p);
     let kind = rng.below(256);
@@ -191,16 +201,9 @@ fn random_move(
         let q = rng.below(np);
         swap(st, model, journal, p, q);
     } else {
-        // A process on an overloaded machine, drawn by machine: a lone oversized process
-        // (a2_1) is then found too.
-        for _ in 0..16 {
-            let m = rng.below(nm);
-            let here = st.on(m);
-            if !here.is_empty() && st.overloaded(m) {
-                p = here[rng.below(here.len())] as usize;
-                break;
-            }
-        }
+        // A process on a machine drawn by its cost: a lone oversized process (a2_1) is
+        // then found too.
+        p = costly_process(st, rng).unwrap_or(p);
         eject(st, model, rng, journal, p);
     }
 }

@@ -34,6 +34,10 @@ pub(super) struct State<'a> {
     /// Processes on each machine (unordered) and each process's index in its machine's list.
     on: Vec<Vec<u32>>,
     slot: Vec<u32>,
+    /// Load and balance cost of each machine, and a Fenwick tree over them (drawing a
+    /// machine in proportion to its cost in O(log machines)).
+    machine_cost: Vec<i64>,
+    fenwick: Vec<i64>,
 }
 
 fn idx(v: usize) -> u32 {
@@ -81,6 +85,8 @@ impl<'a> State<'a> {
             dependents,
             on: vec![Vec::new(); nm],
             slot: vec![0; model.processes.len()],
+            machine_cost: vec![0; nm],
+            fenwick: vec![0; nm + 1],
         };
         for (p, proc) in model.processes.iter().enumerate() {
             let m = initial[p];
@@ -104,8 +110,70 @@ impl<'a> State<'a> {
             for b in 0..model.balances.len() {
                 st.balance[b] += st.balance_of(m, b);
             }
+            st.recost(m);
         }
         st
+    }
+
+    /// Recomputes machine `m`'s load and balance cost and its Fenwick entry.
+    fn recost(&mut self, m: usize) {
+        let model = self.model;
+        let load: i64 = model
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(r, res)| res.weight_load_cost * self.over(m, r))
+            .sum();
+        let balance: i64 = model
+            .balances
+            .iter()
+            .enumerate()
+            .map(|(b, bal)| bal.weight * self.balance_of(m, b))
+            .sum();
+        let delta = load + balance - self.machine_cost[m];
+        self.machine_cost[m] += delta;
+        let mut i = m + 1;
+        while i < self.fenwick.len() {
+            self.fenwick[i] += delta;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The machine whose cumulative cost range holds `x` (`0 <= x <` the sum of every
+    /// machine's load and balance cost): a machine drawn in proportion to its cost.
+    pub(super) fn machine_at(&self, mut x: i64) -> usize {
+        let n = self.fenwick.len() - 1;
+        let mut pos = 0;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            if pos + step <= n && self.fenwick[pos + step] <= x {
+                pos += step;
+                x -= self.fenwick[pos];
+            }
+            step >>= 1;
+        }
+        pos.min(n.saturating_sub(1))
+    }
+
+    /// Machine `m`'s load and balance cost as kept for drawing.
+    #[cfg(test)]
+    pub(super) fn machine_cost(&self, m: usize) -> i64 {
+        self.machine_cost[m]
+    }
+
+    /// The sum of every machine's load and balance cost.
+    pub(super) fn machines_cost(&self) -> i64 {
+        let m = self.model;
+        m.resources
+            .iter()
+            .zip(&self.load)
+            .map(|(r, l)| r.weight_load_cost * l)
+            .sum::<i64>()
+            + m.balances
+                .iter()
+                .zip(&self.balance)
+                .map(|(b, c)| b.weight * c)
+                .sum::<i64>()
     }
 
     fn over(&self, m: usize, r: usize) -> i64 {
@@ -135,11 +203,6 @@ impl<'a> State<'a> {
             + m.weight_process_move * self.process_move
             + m.weight_service_move * i64::try_from(self.service_max).unwrap_or(i64::MAX)
             + m.weight_machine_move * self.machine_move
-    }
-
-    /// Some resource of machine `m` is used above its safety capacity.
-    pub(super) fn overloaded(&self, m: usize) -> bool {
-        (0..self.nr).any(|r| self.over(m, r) > 0)
     }
 
     /// Room under the safety capacities of machine `m`, per mille of each summed.
@@ -265,6 +328,8 @@ impl<'a> State<'a> {
         for b in 0..model.balances.len() {
             self.balance[b] += self.balance_of(from, b) + self.balance_of(to, b);
         }
+        self.recost(from);
+        self.recost(to);
         let s = proc.service;
         let (was, now) = (from != o, to != o);
         if was != now {

@@ -283,6 +283,46 @@ fn instance() -> impl Strategy<Value = (Model, Vec<usize>, Vec<(usize, usize, bo
         })
 }
 
+/// Each machine's kept cost equals its load and balance cost recomputed from the assignment,
+/// they sum to `machines_cost`, and `machine_at` maps each machine's cumulative range to it.
+fn machine_draws_follow_the_costs(
+    model: &Model,
+    st: &State<'_>,
+    now: &[usize],
+) -> Result<(), TestCaseError> {
+    let nr = model.resources.len();
+    let mut usage = vec![vec![0i64; nr]; model.machines.len()];
+    for (p, &m) in now.iter().enumerate() {
+        for (u, q) in usage[m].iter_mut().zip(&model.processes[p].requirement) {
+            *u += q;
+        }
+    }
+    let mut start = 0;
+    for (m, mach) in model.machines.iter().enumerate() {
+        let u = &usage[m];
+        let load: i64 = (0..nr)
+            .map(|r| model.resources[r].weight_load_cost * (u[r] - mach.safety_capacity[r]).max(0))
+            .sum();
+        let balance: i64 = model
+            .balances
+            .iter()
+            .map(|b| {
+                let a1 = mach.capacity[b.resource1] - u[b.resource1];
+                let a2 = mach.capacity[b.resource2] - u[b.resource2];
+                b.weight * (b.target * a1 - a2).max(0)
+            })
+            .sum();
+        prop_assert_eq!(st.machine_cost(m), load + balance);
+        if load + balance > 0 {
+            prop_assert_eq!(st.machine_at(start), m);
+            prop_assert_eq!(st.machine_at(start + load + balance - 1), m);
+        }
+        start += load + balance;
+    }
+    prop_assert_eq!(st.machines_cost(), start);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -337,6 +377,7 @@ proptest! {
             prop_assert_eq!(accepted, verdict.feasible(), "{:?}", verdict.violations);
             let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
             prop_assert_eq!(st.total(), cost(&model, &initial, &now).total);
+            machine_draws_follow_the_costs(&model, &st, &now)?;
         }
     }
 
