@@ -278,7 +278,10 @@ fn summary(pairs: &[(String, Answer, Answer)]) -> Vec<String> {
                 (Some(x), Some(y)) if x == y => equal += 1,
                 (Some(_), None) => better += 1,
                 (None, None) => equal += 1,
-                (x, y) => worse.push(format!("{n} ({x:?} against {y:?})")),
+                (x, y) => {
+                    let show = |o: Option<f64>| o.map_or("no plan".to_string(), |v| format!("{v}"));
+                    worse.push(format!("{n} ({} against {})", show(x), show(y)));
+                }
             }
         }
         out.push(format!(
