@@ -190,16 +190,7 @@ impl<'a> State<'a> {
 
     pub(super) fn total(&self) -> i64 {
         let m = self.model;
-        m.resources
-            .iter()
-            .zip(&self.load)
-            .map(|(r, l)| r.weight_load_cost * l)
-            .sum::<i64>()
-            + m.balances
-                .iter()
-                .zip(&self.balance)
-                .map(|(b, c)| b.weight * c)
-                .sum::<i64>()
+        self.machines_cost()
             + m.weight_process_move * self.process_move
             + m.weight_service_move * i64::try_from(self.service_max).unwrap_or(i64::MAX)
             + m.weight_machine_move * self.machine_move
