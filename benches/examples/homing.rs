@@ -1,8 +1,9 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--seed N] [--lp N|off] [--trace] [--explain]` (`--explain`: why
-//! an infeasible instance is infeasible, on stderr).
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--seed N] [--lp N|off] [--trace] [--explain] [--plan OUT]` (`--explain`: why
+//! an infeasible instance is infeasible, on stderr; `--plan`: the plan found, each demand's
+//! candidate, as a JSON array).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
 
@@ -159,6 +160,12 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
         Some(Some(c)) if Some(c as f64) != objective => "WRONG",
         _ => status,
     };
+    if let (Some(path), Some(v)) = (arg(args, "--plan"), &values)
+        && let Err(e) = std::fs::write(path, serde_json::json!(v).to_string())
+    {
+        eprintln!("cannot write {path}: {e}");
+        return ExitCode::from(2);
+    }
     let line = serde_json::json!({
         "name": inst.name,
         "status": status,
