@@ -309,8 +309,14 @@ impl Relaxation {
     }
 
     /// At a node the rows cover: the multipliers of its LP, as adjusted costs over its
-    /// domains. `None` when the solve failed.
-    pub(crate) fn node(&self, st: &State, time: Duration) -> Option<NodeDual> {
+    /// domains, with what they filter there against `limit` (see [`NodeDual::filter`]).
+    /// `None` when the solve failed or its bound is not finite.
+    pub(crate) fn node(
+        &self,
+        st: &State,
+        time: Duration,
+        limit: f64,
+    ) -> Option<(NodeDual, Vec<(u32, u32)>)> {
         let domains = self.domains(st);
         let (lam, _) = self.solve(&domains, time)?;
         let (adj, offset) = self.adjusted(&lam);
@@ -325,8 +331,9 @@ impl Relaxation {
             offset,
             lb: f64::NEG_INFINITY,
         };
-        dual.lb = dual.filter(st, f64::INFINITY)?.0;
-        Some(dual)
+        let (lb, drop) = dual.filter(st, limit)?;
+        dual.lb = lb;
+        Some((dual, drop))
     }
 }
 

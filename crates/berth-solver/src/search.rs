@@ -1170,17 +1170,14 @@ impl<'p> Engine<'p> {
                     crate::lp::Relaxation::new(self.p, &self.st, &self.active, base)
                 });
         }
-        let Some(dual) = self
+        let Some((dual, drop)) = self
             .node_lp
             .as_ref()
-            .and_then(|lp| lp.node(&self.st, NODE_LP_TIME))
+            .and_then(|lp| lp.node(&self.st, NODE_LP_TIME, limit))
         else {
             return Ok(());
         };
-        let Some((lb, drop)) = dual.filter(&self.st, limit) else {
-            return Ok(());
-        };
-        if lb >= limit {
+        if dual.lb >= limit {
             return Err(Conflict { var: None });
         }
         self.node_duals.push((depth, dual));

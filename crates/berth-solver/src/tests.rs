@@ -468,7 +468,8 @@ proptest! {
         let Some(lp) = crate::lp::Relaxation::new(&p, &st, &active, base) else {
             return Ok(());
         };
-        let Some(dual) = lp.node(&st, std::time::Duration::from_secs(10)) else {
+        let Some((dual, _)) = lp.node(&st, std::time::Duration::from_secs(10), f64::INFINITY)
+        else {
             return Ok(());
         };
         let mark = st.mark();
