@@ -426,6 +426,25 @@ impl Lagrange {
         out
     }
 
+    /// How much `x`'s least adjusted cost left would rise if its cheapest value went: the
+    /// second least minus the least (0 when one value is left or the relaxation does not
+    /// read `x`).
+    pub(crate) fn regret(&self, x: u32, st: &State) -> f64 {
+        let Ok(i) = self.vars.binary_search(&x) else {
+            return 0.0;
+        };
+        let (front, back) = self.skips(i, st);
+        let order = &self.order[i];
+        let end = order.len().saturating_sub(back);
+        let mut live = (front..end)
+            .map(|k| order[k])
+            .filter(|&v| st.contains(x, v));
+        match (live.next(), live.next()) {
+            (Some(a), Some(b)) => cost_of(&self.adj[i], b) - cost_of(&self.adj[i], a),
+            _ => 0.0,
+        }
+    }
+
     /// Values of `x` by increasing adjusted cost (root domain), if the relaxation reads `x`.
     pub(crate) fn order(&self, x: u32) -> Option<&[u32]> {
         self.vars

@@ -1335,7 +1335,26 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Smallest domain first. Ties: with the LP's multipliers, the variable whose cheapest
+    /// value is furthest below its next (its other branches rise most in bound and are cut
+    /// soonest; 60×800 seeds 1–2: 953 and 1 669 nodes to 710 and 1 058); otherwise the one in
+    /// most constraints.
     fn select_var(&self) -> Option<u32> {
+        if self.node_lp_on
+            && let Some(lag) = &self.lag
+        {
+            let mut best: Option<(u32, f64, u32)> = None;
+            for x in 0..self.st.vars() as u32 {
+                if self.st.value(x).is_some() || self.vars.is_some_and(|m| !m[x as usize]) {
+                    continue;
+                }
+                let (size, regret) = (self.st.size(x), lag.regret(x, &self.st));
+                if best.is_none_or(|(s, r, _)| size < s || (size == s && regret > r)) {
+                    best = Some((size, regret, x));
+                }
+            }
+            return best.map(|b| b.2);
+        }
         let mut best: Option<(u32, Reverse<u32>, u32)> = None;
         for x in 0..self.st.vars() as u32 {
             if self.st.value(x).is_some() || self.vars.is_some_and(|m| !m[x as usize]) {
