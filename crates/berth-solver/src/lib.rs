@@ -14,7 +14,8 @@
 //!   pairwise cost terms) with admissible interval bounds on partial assignments.
 //!
 //! [`Problem::solve`] runs depth-first branch and bound: fail-first variable order (smallest
-//! domain, then most constraints), best-cost value order, two-way branching, propagation to a
+//! domain, then, with the LP bound, the largest regret in adjusted cost, else most
+//! constraints), best-cost value order, two-way branching, propagation to a
 //! fixpoint (unit propagation included), pruning by the bound of the k-th best solution.
 //! When the objective is a sum, independent components (linked by terms and small-scope
 //! constraints; large ones such as a shared capacity are relaxed) are solved alone first;
