@@ -327,7 +327,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     /// Random shifts and swaps: the state accepts exactly the moves the checker accepts, and
-    /// its objective always equals the checker's recomputation.
+    /// its objective always equals the checker's recomputation; the cost change predicted
+    /// before each move (`shift_delta`, `swap_delta`) is `None` exactly for the moves the
+    /// checker refuses and otherwise the change the checker's costs show.
     #[test]
     fn incremental_state_agrees_with_the_checker((model, initial, moves) in instance()) {
         let nm = model.machines.len();
@@ -336,6 +338,12 @@ proptest! {
         for (p, k, swap) in moves {
             let from = st.machine_of(p);
             let mut candidate: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+            let before = cost(&model, &initial, &candidate).total;
+            let predicted = if swap {
+                st.swap_delta(p, k % model.processes.len())
+            } else {
+                st.shift_delta(p, k % nm)
+            };
             let accepted = if swap {
                 let q = k % model.processes.len();
                 let to = st.machine_of(q);
@@ -375,6 +383,10 @@ proptest! {
             };
             let verdict = check(&model, &initial, &candidate);
             prop_assert_eq!(accepted, verdict.feasible(), "{:?}", verdict.violations);
+            prop_assert_eq!(
+                predicted,
+                verdict.cost.as_ref().filter(|_| accepted).map(|c| c.total - before)
+            );
             let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
             prop_assert_eq!(st.total(), cost(&model, &initial, &now).total);
             machine_draws_follow_the_costs(&model, &st, &now)?;
