@@ -1,6 +1,8 @@
 //! The search's incremental state: usage, transient load, per-service location and
 //! neighborhood counts, moved-process counts and the objective's terms, kept in step with
-//! every shift so a move costs O(resources + balances), not O(processes).
+//! every shift so a move costs O(resources + balances), not O(processes); a shift's or swap's
+//! cost change and feasibility are also computed without touching it (`shift_delta`,
+//! `swap_delta`).
 
 use super::model::Model;
 
