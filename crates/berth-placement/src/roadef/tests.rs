@@ -463,3 +463,47 @@ proptest! {
         }
     }
 }
+
+/// The ejection leaves a machine above its capacity while it moves processes away: a shift
+/// away from such a machine is judged by the machine it enters only.
+#[test]
+fn a_shift_away_from_a_machine_above_capacity_is_judged_by_its_destination() {
+    let machine = || Machine {
+        neighborhood: 0,
+        location: 0,
+        capacity: vec![10],
+        safety_capacity: vec![5],
+    };
+    let process = |service| Process {
+        service,
+        requirement: vec![6],
+        move_cost: 1,
+    };
+    let service = || Service {
+        spread_min: 0,
+        dependencies: vec![],
+    };
+    let model = Model::from_parts(
+        vec![Resource {
+            transient: false,
+            weight_load_cost: 1,
+        }],
+        vec![machine(), machine(), machine(), machine()],
+        vec![service(), service(), service()],
+        vec![process(0), process(1), process(2)],
+        vec![],
+        [1, 1, 1],
+        (0..16).map(|k| u32::from(k / 4 != k % 4)).collect(),
+    )
+    .unwrap();
+    let mut st = State::new(&model, &[0, 1, 2]);
+    // Machine 0 now holds 18 of 10, still 12 once process 0 leaves.
+    st.shift(1, 0);
+    st.shift(2, 0);
+    let before = st.total();
+    let predicted = st.shift_delta(0, 3);
+    st.shift(0, 3);
+    assert_eq!(predicted, Some(st.total() - before));
+    // Machine 0 cannot take the process back above its capacity.
+    assert_eq!(st.shift_delta(0, 0), None);
+}
