@@ -105,20 +105,44 @@ fn redo(st: &mut State<'_>, journal: &Journal) {
     }
 }
 
-/// Shifts `p` to `to` if that keeps every hard constraint (from a feasible state), recording it.
-fn try_shift(st: &mut State<'_>, journal: &mut Journal, p: usize, to: usize) -> bool {
-    let from = st.machine_of(p);
-    if to == from || !st.fits(to, &[], &[p]) {
-        return false;
+/// What `random_move` did: nothing feasible, a compound move applied (recorded in the
+/// journal), or a shift or swap proposed with its cost change, not applied: most moves are
+/// refused, and a refused proposal costs no state update.
+enum Move {
+    None,
+    Applied,
+    Shift(usize, usize, i64),
+    Swap(usize, usize, i64),
+}
+
+/// Applies a proposed move, recording it in `journal`.
+fn apply(st: &mut State<'_>, journal: &mut Journal, mv: &Move) {
+    match *mv {
+        Move::Shift(p, to, _) => {
+            journal.push((p, st.machine_of(p), to));
+            st.shift(p, to);
+        }
+        Move::Swap(p, q, _) => {
+            let (a, b) = (st.machine_of(p), st.machine_of(q));
+            journal.push((p, a, b));
+            journal.push((q, b, a));
+            st.shift(p, b);
+            st.shift(q, a);
+        }
+        Move::None | Move::Applied => {}
     }
-    st.shift(p, to);
-    if st.holds_after(p, from) {
-        journal.push((p, from, to));
-        true
-    } else {
-        st.shift(p, from);
-        false
-    }
+}
+
+/// `p` to `to` proposed, if feasible.
+fn shift_move(st: &State<'_>, p: usize, to: usize) -> Move {
+    st.shift_delta(p, to)
+        .map_or(Move::None, |d| Move::Shift(p, to, d))
+}
+
+/// `p` and `q` exchanged, proposed, if feasible.
+fn swap_move(st: &State<'_>, p: usize, q: usize) -> Move {
+    st.swap_delta(p, q)
+        .map_or(Move::None, |d| Move::Swap(p, q, d))
 }
 
 /// A process on a machine drawn in proportion to its load and balance cost (none when every
@@ -133,15 +157,15 @@ fn costly_process(st: &State<'_>, rng: &mut Rng) -> Option<usize> {
     (!here.is_empty()).then(|| here[rng.below(here.len())] as usize)
 }
 
-/// Tries a random feasible move, applying it and recording it in `journal` (left empty, the
-/// state unchanged, when the move is infeasible).
+/// Draws a random move: a shift or swap is proposed (state unchanged), a compound move is
+/// applied and recorded in `journal` (left empty, the state unchanged, when infeasible).
 fn random_move(
     st: &mut State<'_>,
     model: &Model,
     by_nb: &[Vec<usize>],
     rng: &mut Rng,
     journal: &mut Journal,
-) {
+) -> Move {
     journal.clear();
     let np = model.processes.len();
     let nm = model.machines.len();
@@ -155,9 +179,9 @@ fn random_move(
     let from = st.machine_of(p);
     let kind = rng.below(256);
     if kind < 8 {
-        best_shift(st, model, journal, p);
+        best_shift(st, model, p)
     } else if kind < 16 {
-        best_swap(st, model, rng, journal, p);
+        best_swap(st, model, rng, p)
     } else if kind < 16 + PAIR_SHARE {
         // Both machines' processes split again, exactly: compound moves. Half the time with
         // the roomiest of a few machines, where load can go.
@@ -188,6 +212,7 @@ fn random_move(
             }
             journal.extend(pair::repack(st, model, [from, t], &free, PAIR_NODES));
         }
+        Move::Applied
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
         let to = if by_nb.len() > 1 && rng.below(2) == 0 {
@@ -196,77 +221,44 @@ fn random_move(
         } else {
             rng.below(nm)
         };
-        try_shift(st, journal, p, to);
+        shift_move(st, p, to)
     } else if kind < 255 {
         let q = rng.below(np);
-        swap(st, model, journal, p, q);
+        swap_move(st, p, q)
     } else {
         // A process on a machine drawn by its cost: a lone oversized process (a2_1) is
         // then found too.
         p = costly_process(st, rng).unwrap_or(p);
         eject(st, model, rng, journal, p);
+        Move::Applied
     }
 }
 
 /// The cheapest feasible swap of `p` with one of 64 random processes.
-fn best_swap(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal, p: usize) {
-    let mut best: Option<(i64, usize)> = None;
+fn best_swap(st: &State<'_>, model: &Model, rng: &mut Rng, p: usize) -> Move {
+    let mut best = Move::None;
     for _ in 0..64 {
         let q = rng.below(model.processes.len());
-        if swap(st, model, journal, p, q) {
-            let c = st.total();
-            if best.is_none_or(|(b, _)| c < b) {
-                best = Some((c, q));
-            }
-            undo(st, journal);
-            journal.clear();
+        if let Some(d) = st.swap_delta(p, q)
+            && !matches!(best, Move::Swap(_, _, b) if b <= d)
+        {
+            best = Move::Swap(p, q, d);
         }
     }
-    if let Some((_, q)) = best {
-        swap(st, model, journal, p, q);
-    }
-}
-
-/// Swaps the machines of `p` and `q` if that keeps every hard constraint, recording it.
-fn swap(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize, q: usize) -> bool {
-    let from = st.machine_of(p);
-    let to = st.machine_of(q);
-    if to == from
-        || model.processes[p].service == model.processes[q].service
-        || !st.fits(from, &[p], &[q])
-        || !st.fits(to, &[q], &[p])
-    {
-        return false;
-    }
-    st.shift(p, to);
-    st.shift(q, from);
-    if st.holds_after(p, from) && st.holds_after(q, to) {
-        journal.push((p, from, to));
-        journal.push((q, to, from));
-        true
-    } else {
-        st.shift(q, to);
-        st.shift(p, from);
-        false
-    }
+    best
 }
 
 /// The cheapest feasible machine for `p` (all machines tried).
-fn best_shift(st: &mut State<'_>, model: &Model, journal: &mut Journal, p: usize) {
-    let mut best: Option<(i64, usize)> = None;
+fn best_shift(st: &State<'_>, model: &Model, p: usize) -> Move {
+    let mut best = Move::None;
     for t in 0..model.machines.len() {
-        if try_shift(st, journal, p, t) {
-            let c = st.total();
-            if best.is_none_or(|(b, _)| c < b) {
-                best = Some((c, t));
-            }
-            undo(st, journal);
-            journal.clear();
+        if let Some(d) = st.shift_delta(p, t)
+            && !matches!(best, Move::Shift(_, _, b) if b <= d)
+        {
+            best = Move::Shift(p, t, d);
         }
     }
-    if let Some((_, t)) = best {
-        try_shift(st, journal, p, t);
-    }
+    best
 }
 
 /// Ruin and recreate around one process: move `p` onto a machine whose safety capacities hold
@@ -321,17 +313,11 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
             .unwrap_or(p);
         let mut best: Option<(i64, usize)> = None;
         for t in 0..nm {
-            if t == target || !st.fits(t, &[], &[q]) {
-                continue;
+            if let Some(c) = st.shift_delta(q, t)
+                && best.is_none_or(|(b, _)| c < b)
+            {
+                best = Some((c, t));
             }
-            st.shift(q, t);
-            if st.holds_after(q, target) {
-                let c = st.total();
-                if best.is_none_or(|(b, _)| c < b) {
-                    best = Some((c, t));
-                }
-            }
-            st.shift(q, target);
         }
         let Some((_, t)) = best else {
             break;
@@ -392,27 +378,34 @@ pub fn improve(
         if options.iterations.is_some_and(|n| tries > n) {
             break;
         }
-        random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
-        if journal.is_empty() {
-            continue;
-        }
+        let mv = random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
+        let cost = match mv {
+            Move::None => continue,
+            Move::Applied if journal.is_empty() => continue,
+            Move::Applied => st.total(),
+            Move::Shift(_, _, d) | Move::Swap(_, _, d) => current + d,
+        };
         iterations += 1;
-        let cost = st.total();
         let slot = (iterations % history as u64) as usize;
         if cost <= current || cost <= late[slot] {
             if cost > current && unsaved {
-                undo(&mut st, &journal);
+                if matches!(mv, Move::Applied) {
+                    undo(&mut st, &journal);
+                }
                 best_assignment.clone_from(&st.current);
                 unsaved = false;
-                redo(&mut st, &journal);
+                if matches!(mv, Move::Applied) {
+                    redo(&mut st, &journal);
+                }
             }
+            apply(&mut st, &mut journal, &mv);
             current = cost;
             if current < best {
                 best = current;
                 unsaved = true;
                 since_best = 0;
             }
-        } else {
+        } else if matches!(mv, Move::Applied) {
             undo(&mut st, &journal);
         }
         late[slot] = current;
@@ -426,7 +419,8 @@ pub fn improve(
             restore(&mut st, &best_assignment);
             let burst = 2 + rng.below(model.processes.len().clamp(1, 50));
             for _ in 0..burst * 20 {
-                random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
+                let mv = random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
+                apply(&mut st, &mut journal, &mv);
             }
             current = st.total();
             late.fill(current);

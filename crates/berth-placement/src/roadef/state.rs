@@ -1,6 +1,8 @@
 //! The search's incremental state: usage, transient load, per-service location and
 //! neighborhood counts, moved-process counts and the objective's terms, kept in step with
-//! every shift so a move costs O(resources + balances), not O(processes).
+//! every shift so a move costs O(resources + balances), not O(processes); a shift's or swap's
+//! cost change and feasibility are also computed without touching it (`shift_delta`,
+//! `swap_delta`).
 
 use super::model::Model;
 
@@ -282,6 +284,198 @@ impl<'a> State<'a> {
             return false;
         }
         true
+    }
+
+    /// Machine `m`'s load and balance cost once `out` leaves it and `inn` arrives, or `None`
+    /// when `inn` arrives and that breaks a capacity (transient ones included); the state is
+    /// not touched. A machine only losing a process is not checked: the ejection leaves a
+    /// machine above its capacity while it moves processes away from it.
+    fn cost_after(&self, m: usize, out: Option<usize>, inn: Option<usize>) -> Option<i64> {
+        let model = self.model;
+        let nr = self.nr;
+        let mach = &model.machines[m];
+        let none: &[i64] = &[];
+        let req = |p: Option<usize>| p.map_or(none, |p| &model.processes[p].requirement[..]);
+        let (ro, ri) = (req(out), req(inn));
+        let back = |p: Option<usize>| p.is_some_and(|p| self.initial[p] as usize == m);
+        let (bo, bi) = (back(out), back(inn));
+        let usage = &self.usage[m * nr..(m + 1) * nr];
+        let gone = &self.gone[m * nr..(m + 1) * nr];
+        let after =
+            |r: usize| usage[r] - ro.get(r).copied().unwrap_or(0) + ri.get(r).copied().unwrap_or(0);
+        let mut cost = 0;
+        for (r, res) in model.resources.iter().enumerate() {
+            let u = after(r);
+            let cap = mach.capacity[r];
+            if inn.is_some() && u > cap {
+                return None;
+            }
+            if inn.is_some() && res.transient {
+                // A process keeps its transient usage on its original machine once gone.
+                let mut g = gone[r];
+                if bo {
+                    g += ro[r];
+                }
+                if bi {
+                    g -= ri[r];
+                }
+                if u + g > cap {
+                    return None;
+                }
+            }
+            cost += res.weight_load_cost * (u - mach.safety_capacity[r]).max(0);
+        }
+        for bal in &model.balances {
+            let a1 = mach.capacity[bal.resource1] - after(bal.resource1);
+            let a2 = mach.capacity[bal.resource2] - after(bal.resource2);
+            cost += bal.weight * (bal.target * a1 - a2).max(0);
+        }
+        Some(cost)
+    }
+
+    /// Whether a process of service `s` other than `p` runs on machine `m`.
+    fn conflict(&self, s: usize, p: usize, m: usize) -> bool {
+        self.members[s]
+            .iter()
+            .any(|&q| q as usize != p && self.current[q as usize] as usize == m)
+    }
+
+    /// Whether service `s` keeps its spread once one of its processes goes from location
+    /// `lf` to `lt` (from a feasible state).
+    fn spread_after(&self, s: usize, lf: usize, lt: usize) -> bool {
+        if lf == lt {
+            return true;
+        }
+        let mut d = self.distinct[s];
+        if self.loc_count[s * self.nl + lf] == 1 {
+            d -= 1;
+        }
+        if self.loc_count[s * self.nl + lt] == 0 {
+            d += 1;
+        }
+        d as usize >= self.model.services[s].spread_min
+    }
+
+    /// Whether the dependencies hold once, for each `(service, from, to)` of `moves`, one
+    /// process of the service goes from neighborhood `from` to `to` (from a feasible state:
+    /// only a service arriving somewhere or one leaving it can break them).
+    fn dependencies_after(&self, moves: &[(usize, usize, usize)]) -> bool {
+        let after = |x: usize, n: usize| {
+            let mut c = i64::from(self.nb_count[x * self.nn + n]);
+            for &(y, nf, nt) in moves {
+                if y == x {
+                    c += i64::from(nt == n) - i64::from(nf == n);
+                }
+            }
+            c
+        };
+        moves.iter().all(|&(s, nf, nt)| {
+            nf == nt
+                || (self.model.services[s]
+                    .dependencies
+                    .iter()
+                    .all(|&d| after(d, nt) > 0)
+                    && (after(s, nf) > 0
+                        || self.dependents[s]
+                            .iter()
+                            .all(|&d| after(d as usize, nf) == 0)))
+        })
+    }
+
+    /// The largest number of moved processes in one service once, for each `(old, new)` of
+    /// `changes`, one service (each a different one) goes from `old` moved processes to `new`.
+    fn service_max_after(&self, changes: &[(usize, usize)]) -> usize {
+        let sm = self.service_max;
+        let mut left = i64::from(self.histogram[sm]);
+        for &(old, new) in changes {
+            left += i64::from(new == sm) - i64::from(old == sm);
+        }
+        // Counts move by one: when the top bucket empties, the one below holds its services.
+        let base = if left > 0 { sm } else { sm.saturating_sub(1) };
+        changes.iter().map(|&(_, new)| new).fold(base, usize::max)
+    }
+
+    /// The change of the weighted process and machine move costs if `p` went from `from` to
+    /// `to`, and its service's moved-process count before and after.
+    fn move_terms(&self, p: usize, from: usize, to: usize) -> (i64, (usize, usize)) {
+        let model = self.model;
+        let proc = &model.processes[p];
+        let o = self.initial[p] as usize;
+        let (was, now) = (from != o, to != o);
+        let k = self.moved[proc.service] as usize;
+        let nk = k + usize::from(now) - usize::from(was);
+        let cost = model.weight_process_move * proc.move_cost * (i64::from(now) - i64::from(was))
+            + model.weight_machine_move
+                * (model.machine_move_cost(o, to) - model.machine_move_cost(o, from));
+        (cost, (k, nk))
+    }
+
+    /// `sm - service_max`, as a cost factor.
+    fn service_step(&self, sm: usize) -> i64 {
+        let wide = |k: usize| i64::try_from(k).unwrap_or(i64::MAX);
+        wide(sm) - wide(self.service_max)
+    }
+
+    /// The change of `total()` if `p` moved to `to`, or `None` if that breaks a hard
+    /// constraint; the state is not touched. O(resources + balances + the service's size).
+    /// The machine `p` leaves is not checked for capacity (it only loses usage).
+    pub(super) fn shift_delta(&self, p: usize, to: usize) -> Option<i64> {
+        let model = self.model;
+        let from = self.machine_of(p);
+        if from == to {
+            return None;
+        }
+        let cost_to = self.cost_after(to, None, Some(p))?;
+        let s = model.processes[p].service;
+        let (mf, mt) = (&model.machines[from], &model.machines[to]);
+        if self.conflict(s, p, to)
+            || !self.spread_after(s, mf.location, mt.location)
+            || !self.dependencies_after(&[(s, mf.neighborhood, mt.neighborhood)])
+        {
+            return None;
+        }
+        let cost_from = self.cost_after(from, Some(p), None)?;
+        let (moves, change) = self.move_terms(p, from, to);
+        let sm = self.service_max_after(&[change]);
+        Some(
+            cost_to - self.machine_cost[to] + cost_from - self.machine_cost[from]
+                + moves
+                + model.weight_service_move * self.service_step(sm),
+        )
+    }
+
+    /// The change of `total()` if `p` and `q` exchanged machines, or `None` if that breaks a
+    /// hard constraint (or they share a machine or a service); the state is not touched.
+    pub(super) fn swap_delta(&self, p: usize, q: usize) -> Option<i64> {
+        let model = self.model;
+        let (a, b) = (self.machine_of(p), self.machine_of(q));
+        let (s, t) = (model.processes[p].service, model.processes[q].service);
+        if a == b || s == t {
+            return None;
+        }
+        let cost_a = self.cost_after(a, Some(p), Some(q))?;
+        let cost_b = self.cost_after(b, Some(q), Some(p))?;
+        let (ma, mb) = (&model.machines[a], &model.machines[b]);
+        if self.conflict(s, p, b)
+            || self.conflict(t, q, a)
+            || !self.spread_after(s, ma.location, mb.location)
+            || !self.spread_after(t, mb.location, ma.location)
+            || !self.dependencies_after(&[
+                (s, ma.neighborhood, mb.neighborhood),
+                (t, mb.neighborhood, ma.neighborhood),
+            ])
+        {
+            return None;
+        }
+        let (mp, cp) = self.move_terms(p, a, b);
+        let (mq, cq) = self.move_terms(q, b, a);
+        let sm = self.service_max_after(&[cp, cq]);
+        Some(
+            cost_a - self.machine_cost[a] + cost_b - self.machine_cost[b]
+                + mp
+                + mq
+                + model.weight_service_move * self.service_step(sm),
+        )
     }
 
     /// Moves `p` to `to`, unconditionally, keeping every count and term in step.

@@ -327,7 +327,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     /// Random shifts and swaps: the state accepts exactly the moves the checker accepts, and
-    /// its objective always equals the checker's recomputation.
+    /// its objective always equals the checker's recomputation; the cost change predicted
+    /// before each move (`shift_delta`, `swap_delta`) is `None` exactly for the moves the
+    /// checker refuses and otherwise the change the checker's costs show.
     #[test]
     fn incremental_state_agrees_with_the_checker((model, initial, moves) in instance()) {
         let nm = model.machines.len();
@@ -336,6 +338,12 @@ proptest! {
         for (p, k, swap) in moves {
             let from = st.machine_of(p);
             let mut candidate: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+            let before = cost(&model, &initial, &candidate).total;
+            let predicted = if swap {
+                st.swap_delta(p, k % model.processes.len())
+            } else {
+                st.shift_delta(p, k % nm)
+            };
             let accepted = if swap {
                 let q = k % model.processes.len();
                 let to = st.machine_of(q);
@@ -375,6 +383,10 @@ proptest! {
             };
             let verdict = check(&model, &initial, &candidate);
             prop_assert_eq!(accepted, verdict.feasible(), "{:?}", verdict.violations);
+            prop_assert_eq!(
+                predicted,
+                verdict.cost.as_ref().filter(|_| accepted).map(|c| c.total - before)
+            );
             let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
             prop_assert_eq!(st.total(), cost(&model, &initial, &now).total);
             machine_draws_follow_the_costs(&model, &st, &now)?;
@@ -450,4 +462,48 @@ proptest! {
             prop_assert_eq!(st.total(), best);
         }
     }
+}
+
+/// The ejection leaves a machine above its capacity while it moves processes away: a shift
+/// away from such a machine is judged by the machine it enters only.
+#[test]
+fn a_shift_away_from_a_machine_above_capacity_is_judged_by_its_destination() {
+    let machine = || Machine {
+        neighborhood: 0,
+        location: 0,
+        capacity: vec![10],
+        safety_capacity: vec![5],
+    };
+    let process = |service| Process {
+        service,
+        requirement: vec![6],
+        move_cost: 1,
+    };
+    let service = || Service {
+        spread_min: 0,
+        dependencies: vec![],
+    };
+    let model = Model::from_parts(
+        vec![Resource {
+            transient: false,
+            weight_load_cost: 1,
+        }],
+        vec![machine(), machine(), machine(), machine()],
+        vec![service(), service(), service()],
+        vec![process(0), process(1), process(2)],
+        vec![],
+        [1, 1, 1],
+        (0..16).map(|k| u32::from(k / 4 != k % 4)).collect(),
+    )
+    .unwrap();
+    let mut st = State::new(&model, &[0, 1, 2]);
+    // Machine 0 now holds 18 of 10, still 12 once process 0 leaves.
+    st.shift(1, 0);
+    st.shift(2, 0);
+    let before = st.total();
+    let predicted = st.shift_delta(0, 3);
+    st.shift(0, 3);
+    assert_eq!(predicted, Some(st.total() - before));
+    // Machine 0 cannot take the process back above its capacity.
+    assert_eq!(st.shift_delta(0, 0), None);
 }
