@@ -1,6 +1,5 @@
 //! Depth-first branch and bound with propagation, k-best solutions and limits.
 
-use std::cmp::Reverse;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -1342,29 +1341,25 @@ impl<'p> Engine<'p> {
     /// soonest; 60×800 seeds 1–2: 953 and 1 669 nodes to 710 and 1 058); otherwise the one in
     /// most constraints.
     fn select_var(&self) -> Option<u32> {
-        if self.node_lp_on
-            && let Some(lag) = &self.lag
-        {
-            let mut best: Option<(u32, f64, u32)> = None;
-            for x in 0..self.st.vars() as u32 {
-                if self.st.value(x).is_some() || self.vars.is_some_and(|m| !m[x as usize]) {
-                    continue;
-                }
-                let (size, regret) = (self.st.size(x), lag.regret(x, &self.st));
-                if best.is_none_or(|(s, r, _)| size < s || (size == s && regret > r)) {
-                    best = Some((size, regret, x));
-                }
-            }
-            return best.map(|b| b.2);
-        }
-        let mut best: Option<(u32, Reverse<u32>, u32)> = None;
+        let lag = self.lag.as_ref().filter(|_| self.node_lp_on);
+        // Among equal sizes the larger wins, then the first.
+        let tie = |x: u32| match lag {
+            Some(l) => l.regret(x, &self.st),
+            None => f64::from(self.degree[x as usize]),
+        };
+        let mut best: Option<(u32, f64, u32)> = None;
         for x in 0..self.st.vars() as u32 {
             if self.st.value(x).is_some() || self.vars.is_some_and(|m| !m[x as usize]) {
                 continue;
             }
-            let key = (self.st.size(x), Reverse(self.degree[x as usize]), x);
-            if best.is_none_or(|b| key < b) {
-                best = Some(key);
+            let size = self.st.size(x);
+            // The tie key only where it can decide (a regret scans the domain).
+            if best.is_some_and(|(s, _, _)| size > s) {
+                continue;
+            }
+            let t = tie(x);
+            if best.is_none_or(|(s, b, _)| size < s || t > b) {
+                best = Some((size, t, x));
             }
         }
         best.map(|b| b.2)
