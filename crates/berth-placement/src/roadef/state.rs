@@ -179,14 +179,24 @@ impl<'a> State<'a> {
     }
 
     fn over(&self, m: usize, r: usize) -> i64 {
-        (self.usage[m * self.nr + r] - self.model.machines[m].safety_capacity[r]).max(0)
+        self.over_at(m, r, self.usage[m * self.nr + r])
     }
 
     fn balance_of(&self, m: usize, b: usize) -> i64 {
+        self.balance_at(m, b, |r| self.usage[m * self.nr + r])
+    }
+
+    /// Machine `m`'s load over its safety capacity of resource `r` at usage `u`.
+    fn over_at(&self, m: usize, r: usize, u: i64) -> i64 {
+        (u - self.model.machines[m].safety_capacity[r]).max(0)
+    }
+
+    /// Machine `m`'s balance cost term `b` (unweighted) at the usage `usage` gives per resource.
+    fn balance_at(&self, m: usize, b: usize, usage: impl Fn(usize) -> i64) -> i64 {
         let bal = &self.model.balances[b];
         let mach = &self.model.machines[m];
-        let a1 = mach.capacity[bal.resource1] - self.usage[m * self.nr + bal.resource1];
-        let a2 = mach.capacity[bal.resource2] - self.usage[m * self.nr + bal.resource2];
+        let a1 = mach.capacity[bal.resource1] - usage(bal.resource1);
+        let a2 = mach.capacity[bal.resource2] - usage(bal.resource2);
         (bal.target * a1 - a2).max(0)
     }
 
@@ -323,12 +333,10 @@ impl<'a> State<'a> {
                     return None;
                 }
             }
-            cost += res.weight_load_cost * (u - mach.safety_capacity[r]).max(0);
+            cost += res.weight_load_cost * self.over_at(m, r, u);
         }
-        for bal in &model.balances {
-            let a1 = mach.capacity[bal.resource1] - after(bal.resource1);
-            let a2 = mach.capacity[bal.resource2] - after(bal.resource2);
-            cost += bal.weight * (bal.target * a1 - a2).max(0);
+        for (b, bal) in model.balances.iter().enumerate() {
+            cost += bal.weight * self.balance_at(m, b, after);
         }
         Some(cost)
     }
