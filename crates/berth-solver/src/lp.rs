@@ -202,6 +202,16 @@ impl Relaxation {
     /// interrupted.
     fn solve(&self, cols: &[Vec<u32>], time: Duration) -> Option<(Vec<f64>, Vec<f64>)> {
         let pos = &self.pos;
+        // A variable with one column is fixed: its assignment row makes its dual `u_x` the
+        // column's cost plus its rows' multipliers, so it leaves the LP and its terms move
+        // into the rows' objective (deep nodes: 60 variables, a handful of them free).
+        let fixed: Vec<Option<u32>> = cols
+            .iter()
+            .map(|c| match c.as_slice() {
+                [v] => Some(*v),
+                _ => None,
+            })
+            .collect();
         // Per variable of `vars`: whether each value is a column.
         let is_col: Vec<Vec<bool>> = self
             .base
@@ -217,19 +227,27 @@ impl Relaxation {
             })
             .collect();
         let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
+        // Per row: whether it is in the LP, and what its fixed columns use of it.
         let mut live = vec![false; self.rows.len()];
+        let mut used = vec![0.0; self.rows.len()];
         let mut terms: Vec<(usize, u32, f64)> = Vec::new();
         for (r, row) in self.rows.iter().enumerate() {
             terms.clear();
             for &(x, v, a) in &row.terms {
                 let i = pos.get(x.index()).copied().unwrap_or(usize::MAX);
-                if is_col.get(i).and_then(|m| m.get(v.index())) == Some(&true) {
+                if is_col.get(i).and_then(|m| m.get(v.index())) != Some(&true) {
+                    continue;
+                }
+                if fixed[i].is_some() {
+                    used[r] += a;
+                } else {
                     terms.push((i, v.0, a));
                 }
             }
-            // A `≤` row that holds whatever the columns take (each at most 1) never binds:
-            // its multiplier is 0 (e.g. the support row of a value not among the columns).
-            let most: f64 = terms.iter().map(|t| t.2.max(0.0)).sum();
+            // A row without a free column has a constant multiplier term, so 0 is as good as
+            // any multiplier; a `≤` row that holds whatever the free columns take (each at
+            // most 1) never binds either (e.g. the support row of a value not among them).
+            let most: f64 = used[r] + terms.iter().map(|t| t.2.max(0.0)).sum::<f64>();
             if terms.is_empty() || (!row.equal && most <= row.rhs) {
                 continue;
             }
@@ -240,26 +258,31 @@ impl Relaxation {
         }
         let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
         lp.set_time_limit(time);
-        let u: Vec<Variable> = self
-            .vars
+        let u: Vec<Option<Variable>> = fixed
             .iter()
-            .map(|_| lp.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY)))
+            .map(|f| {
+                f.is_none()
+                    .then(|| lp.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY)))
+            })
             .collect();
         // Rows left without a term here get no multiplier (0).
         let lam: Vec<Option<Variable>> = self
             .rows
             .iter()
-            .zip(&live)
-            .map(|(r, &live)| {
+            .zip(live.iter().zip(&used))
+            .map(|(r, (&live, &used))| {
                 let lo = if r.equal { f64::NEG_INFINITY } else { 0.0 };
-                live.then(|| lp.add_var(-r.rhs, (lo, f64::INFINITY)))
+                live.then(|| lp.add_var(used - r.rhs, (lo, f64::INFINITY)))
             })
             .collect();
         let mut expr: Vec<(Variable, f64)> = Vec::new();
         for (i, dom) in cols.iter().enumerate() {
+            let Some(ui) = u[i] else {
+                continue;
+            };
             for &v in dom {
                 expr.clear();
-                expr.push((u[i], 1.0));
+                expr.push((ui, 1.0));
                 if let Some(rs) = col[i].get(&v) {
                     expr.extend(rs.iter().filter_map(|&(r, a)| lam[r].map(|l| (l, -a))));
                 }
@@ -269,7 +292,7 @@ impl Relaxation {
         }
         let outcome = lp.solve().ok()?;
         let sol = outcome.solution()?;
-        let lam = self
+        let lam: Vec<f64> = self
             .rows
             .iter()
             .zip(&lam)
@@ -282,7 +305,28 @@ impl Relaxation {
                 }
             })
             .collect();
-        let u = u.iter().map(|&u| sol.var_value(u)).collect();
+        let mut u: Vec<f64> = u
+            .iter()
+            .zip(&fixed)
+            .enumerate()
+            .map(|(i, (u, f))| match (u, f) {
+                (Some(u), _) => sol.var_value(*u),
+                (None, Some(v)) => self.base[i].get(*v as usize).copied().unwrap_or(0.0),
+                (None, None) => 0.0,
+            })
+            .collect();
+        for (row, &l) in self.rows.iter().zip(&lam) {
+            if l == 0.0 {
+                continue;
+            }
+            for &(x, v, a) in &row.terms {
+                if let Some(i) = pos.get(x.index()).copied()
+                    && fixed.get(i) == Some(&Some(v.0))
+                {
+                    u[i] += l * a;
+                }
+            }
+        }
         Some((lam, u))
     }
 

@@ -495,4 +495,64 @@ proptest! {
         let full = State::new(&sizes, Vec::new());
         prop_assert_eq!(dual.filter(&full, limit).is_none(), wider);
     }
+
+    /// A node LP's bound is the LP optimum of its node, deep nodes too (most variables
+    /// assigned, so they leave the LP): judged against the primal LP, solved directly.
+    #[test]
+    fn a_node_lp_bound_is_the_lp_optimum(seed in any::<u64>(), cut in any::<u64>()) {
+        use microlp::{ComparisonOp, OptimizationDirection};
+        let p = linked(seed);
+        let obj = p.compile().expect("valid");
+        let sizes = p.sizes();
+        let mut st = State::new(&sizes, Vec::new());
+        let mut next = xorshift(cut);
+        for (x, &m) in sizes.iter().enumerate() {
+            // Half the variables get one value, the others lose some.
+            let keep = (next(2) == 0).then(|| next(u64::from(m)) as u32);
+            for v in 0..m {
+                let drop = keep.map_or(next(4) == 0, |k| v != k);
+                if drop && st.size(x as u32) > 1 && st.contains(x as u32, v) {
+                    st.remove(x as u32, v, WHY).expect("one value stays");
+                }
+            }
+        }
+        let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
+        let (base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
+        let rows = crate::lp::rows(&p, &st, &active).expect("small");
+        let mut primal = microlp::Problem::new(OptimizationDirection::Minimize);
+        let y: Vec<Vec<(u32, microlp::Variable)>> = (0..sizes.len() as u32)
+            .map(|x| {
+                st.values(x)
+                    .map(|v| {
+                        let c = base[x as usize].get(v.index()).copied().unwrap_or(0.0);
+                        (v.0, primal.add_var(c, (0.0, 1.0)))
+                    })
+                    .collect()
+            })
+            .collect();
+        let of = |x: VarId, v: Value| y[x.index()].iter().find(|t| t.0 == v.0).map(|t| t.1);
+        for vars in &y {
+            let ones: Vec<_> = vars.iter().map(|t| (t.1, 1.0)).collect();
+            primal.add_constraint(ones.as_slice(), ComparisonOp::Eq, 1.0);
+        }
+        for row in &rows {
+            let terms: Vec<_> =
+                row.terms.iter().filter_map(|&(x, v, a)| of(x, v).map(|c| (c, a))).collect();
+            let op = if row.equal { ComparisonOp::Eq } else { ComparisonOp::Le };
+            primal.add_constraint(terms.as_slice(), op, row.rhs);
+        }
+        let Ok(optimum) = primal.solve().map(|o| o.solution().map(|s| s.objective())) else {
+            // An infeasible LP: no bound to compare.
+            return Ok(());
+        };
+        let optimum = optimum.expect("a solution");
+        let lp = crate::lp::Relaxation::new(&p, &st, &active, base).expect("rows and costs");
+        let (dual, _) = lp
+            .node(&st, std::time::Duration::from_secs(10), f64::INFINITY)
+            .expect("a feasible LP has a finite bound");
+        prop_assert!(
+            (dual.lb - optimum).abs() <= 1e-6 * optimum.abs().max(1.0),
+            "node bound {} against the LP optimum {optimum}", dual.lb
+        );
+    }
 }
