@@ -97,6 +97,7 @@ mod lp;
 mod matching;
 mod problem;
 mod search;
+mod simplex;
 mod solve;
 mod state;
 mod symmetry;

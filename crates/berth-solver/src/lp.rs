@@ -256,6 +256,16 @@ impl Relaxation {
                 col[i].entry(v).or_default().push((r, a));
             }
         }
+        let (free, free_cols) = cols
+            .iter()
+            .zip(&fixed)
+            .filter(|(_, f)| f.is_none())
+            .fold((0, 0), |(n, c), (dom, _)| (n + 1, c + dom.len()));
+        let live_rows = live.iter().filter(|&&l| l).count();
+        let cells = (free + live_rows) * (free_cols + live_rows);
+        if cells <= crate::simplex::MAX_CELLS {
+            return self.solve_dense(cols, &fixed, &col, &live, &used);
+        }
         let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
         lp.set_time_limit(time);
         let u: Vec<Option<Variable>> = fixed
@@ -321,6 +331,83 @@ impl Relaxation {
             }
             for &(x, v, a) in &row.terms {
                 if let Some(i) = pos.get(x.index()).copied()
+                    && fixed.get(i) == Some(&Some(v.0))
+                {
+                    u[i] += l * a;
+                }
+            }
+        }
+        Some((lam, u))
+    }
+
+    /// [`Relaxation::solve`] of a small LP, on the dense dual simplex (`col`: each free
+    /// column's live rows; `used`: each row's use by the fixed columns).
+    fn solve_dense(
+        &self,
+        cols: &[Vec<u32>],
+        fixed: &[Option<u32>],
+        col: &[BTreeMap<u32, Vec<(usize, f64)>>],
+        live: &[bool],
+        used: &[f64],
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
+        let mut at = vec![usize::MAX; self.rows.len()];
+        let mut rows: Vec<crate::simplex::Row> = Vec::new();
+        for (r, row) in self.rows.iter().enumerate() {
+            if live[r] {
+                at[r] = rows.len();
+                rows.push(crate::simplex::Row {
+                    terms: Vec::new(),
+                    equal: row.equal,
+                    rhs: row.rhs - used[r],
+                });
+            }
+        }
+        let (mut groups, mut costs) = (Vec::new(), Vec::new());
+        for (i, dom) in cols.iter().enumerate() {
+            if fixed[i].is_some() {
+                continue;
+            }
+            let start = costs.len();
+            for &v in dom {
+                for &(r, a) in col[i].get(&v).map_or(&[][..], Vec::as_slice) {
+                    rows[at[r]].terms.push((costs.len(), a));
+                }
+                costs.push(self.base[i].get(v as usize).copied().unwrap_or(0.0));
+            }
+            groups.push(start..costs.len());
+        }
+        let mult = crate::simplex::solve(&groups, &costs, &rows)?;
+        let lam: Vec<f64> = at
+            .iter()
+            .map(|&k| mult.get(k).copied().unwrap_or(0.0))
+            .collect();
+        // Each variable's assignment dual: its least adjusted cost over its columns (only
+        // live rows have a multiplier; a fixed column's are found in the rows' terms).
+        let mut u: Vec<f64> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, dom)| {
+                let adjusted = |v: u32| {
+                    let extra: f64 = col[i]
+                        .get(&v)
+                        .map_or(0.0, |rs| rs.iter().map(|&(r, a)| lam[r] * a).sum());
+                    self.base[i].get(v as usize).copied().unwrap_or(0.0) + extra
+                };
+                match fixed[i] {
+                    Some(v) => adjusted(v),
+                    None => dom
+                        .iter()
+                        .map(|&v| adjusted(v))
+                        .fold(f64::INFINITY, f64::min),
+                }
+            })
+            .collect();
+        for (row, &l) in self.rows.iter().zip(&lam) {
+            if l == 0.0 {
+                continue;
+            }
+            for &(x, v, a) in &row.terms {
+                if let Some(i) = self.pos.get(x.index()).copied()
                     && fixed.get(i) == Some(&Some(v.0))
                 {
                     u[i] += l * a;
