@@ -212,20 +212,6 @@ impl Relaxation {
                 _ => None,
             })
             .collect();
-        // Per variable of `vars`: whether each value is a column.
-        let is_col: Vec<Vec<bool>> = self
-            .base
-            .iter()
-            .zip(cols)
-            .map(|(b, c)| {
-                let mut m =
-                    vec![false; c.iter().map(|&v| v as usize + 1).fold(b.len(), usize::max)];
-                for &v in c {
-                    m[v as usize] = true;
-                }
-                m
-            })
-            .collect();
         let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
         // Per row: whether it is in the LP, and what its fixed columns use of it.
         let mut live = vec![false; self.rows.len()];
@@ -235,7 +221,7 @@ impl Relaxation {
             terms.clear();
             for &(x, v, a) in &row.terms {
                 let i = pos.get(x.index()).copied().unwrap_or(usize::MAX);
-                if is_col.get(i).and_then(|m| m.get(v.index())) != Some(&true) {
+                if cols.get(i).is_none_or(|c| c.binary_search(&v.0).is_err()) {
                     continue;
                 }
                 if fixed[i].is_some() {
@@ -450,13 +436,27 @@ impl Relaxation {
     ) -> Option<(NodeDual, Vec<(u32, u32)>)> {
         let domains = self.domains(st);
         let (lam, _) = self.solve(&domains, time)?;
-        let (adj, offset) = self.adjusted(&lam);
-        let costs: Vec<(u32, Vec<(u32, f64)>)> = self
+        // The adjusted costs of the node's values only (`adjusted` covers each universe).
+        let mut costs: Vec<(u32, Vec<(u32, f64)>)> = self
             .vars
             .iter()
-            .zip(adj.iter().zip(domains))
-            .map(|(&x, (a, dom))| (x, dom.into_iter().map(|v| (v, cost_of(a, v))).collect()))
+            .zip(self.base.iter().zip(domains))
+            .map(|(&x, (b, dom))| (x, dom.into_iter().map(|v| (v, cost_of(b, v))).collect()))
             .collect();
+        let mut offset = 0.0;
+        for (row, &l) in self.rows.iter().zip(&lam) {
+            if l == 0.0 {
+                continue;
+            }
+            offset += l * row.rhs;
+            for &(x, v, a) in &row.terms {
+                if let Some((_, vals)) = self.pos.get(x.index()).and_then(|&i| costs.get_mut(i))
+                    && let Ok(k) = vals.binary_search_by_key(&v.0, |t| t.0)
+                {
+                    vals[k].1 += l * a;
+                }
+            }
+        }
         let mut dual = NodeDual {
             costs,
             offset,
