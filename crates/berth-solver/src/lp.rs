@@ -20,7 +20,9 @@
 //!
 //! At the root the LP is solved by column generation (a few values per variable, then those
 //! of negative reduced cost); once the domains are small, nodes solve the LP of their own
-//! domains ([`Relaxation::node`]).
+//! domains ([`Relaxation::node`]). A node's assigned variables leave its LP (their dual
+//! follows from the rows' multipliers), and what is left is usually small enough for the
+//! dense dual simplex of `simplex.rs` instead of `microlp`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
