@@ -68,16 +68,17 @@ pub(crate) fn solve(
         pivot(&mut t, &mut beta, &mut d, width, i, cheapest);
         basis[i] = cheapest;
     }
-    let fixed_slack = |j: usize| j >= n && rows[j - n].equal;
-    let mut is_basic = vec![false; width];
+    // Per column: a slack of `=` (fixed at 0, never enters); and whether it may enter now.
+    let fixed: Vec<bool> = (0..width).map(|j| j >= n && rows[j - n].equal).collect();
+    let mut may_enter: Vec<bool> = fixed.iter().map(|&f| !f).collect();
     for &j in &basis {
-        is_basic[j] = true;
+        may_enter[j] = false;
     }
     for _ in 0..MAX_PIVOTS {
         // Leaving: the basic variable furthest outside its bounds (a slack of `=` is 0).
         let mut leave: Option<(usize, f64)> = None;
-        for (i, &b) in beta.iter().enumerate() {
-            let excess = if fixed_slack(basis[i]) { b.abs() } else { -b };
+        for (i, (&b, &j)) in beta.iter().zip(&basis).enumerate() {
+            let excess = if fixed[j] { b.abs() } else { -b };
             if excess > EPS * (1.0 + b.abs()) && leave.is_none_or(|(_, e)| excess > e) {
                 leave = Some((i, excess));
             }
@@ -86,17 +87,14 @@ pub(crate) fn solve(
             break;
         };
         // Entering: the ratio test on the reduced costs, over the columns that move the
-        // leaving variable towards its bound (a fixed slack never enters).
-        let up = beta[p] < 0.0;
+        // leaving variable towards its bound.
+        let sign = if beta[p] < 0.0 { -1.0 } else { 1.0 };
+        let row = &t[p * width..(p + 1) * width];
         let mut enter: Option<(usize, f64)> = None;
-        for j in 0..width {
-            if fixed_slack(j) || is_basic[j] {
-                continue;
-            }
-            let a = t[p * width + j];
-            let a = if up { -a } else { a };
-            if a > EPS {
-                let ratio = d[j].max(0.0) / a;
+        for (j, ((&a, &dj), &ok)) in row.iter().zip(&d).zip(&may_enter).enumerate() {
+            let a = sign * a;
+            if ok && a > EPS {
+                let ratio = dj.max(0.0) / a;
                 if enter.is_none_or(|(_, q)| ratio < q - EPS) {
                     enter = Some((j, ratio));
                 }
@@ -105,8 +103,8 @@ pub(crate) fn solve(
         // No column can repair the row: the LP has no solution.
         let (q, _) = enter?;
         pivot(&mut t, &mut beta, &mut d, width, p, q);
-        is_basic[basis[p]] = false;
-        is_basic[q] = true;
+        may_enter[basis[p]] = !fixed[basis[p]];
+        may_enter[q] = false;
         basis[p] = q;
     }
     // A `≤` row's multiplier is its slack's reduced cost (−π_r ≥ 0).
