@@ -305,27 +305,32 @@ impl Relaxation {
             .collect();
         let mut u: Vec<f64> = u
             .iter()
-            .zip(&fixed)
-            .enumerate()
-            .map(|(i, (u, f))| match (u, f) {
-                (Some(u), _) => sol.var_value(*u),
-                (None, Some(v)) => self.base[i].get(*v as usize).copied().unwrap_or(0.0),
-                (None, None) => 0.0,
-            })
+            .map(|u| u.map_or(0.0, |u| sol.var_value(u)))
             .collect();
-        for (row, &l) in self.rows.iter().zip(&lam) {
+        self.fixed_duals(&fixed, &lam, &mut u);
+        Some((lam, u))
+    }
+
+    /// The assignment duals of the fixed variables (`fixed[i]`, one column each): their
+    /// column's cost plus its rows' multipliers.
+    fn fixed_duals(&self, fixed: &[Option<u32>], lam: &[f64], u: &mut [f64]) {
+        for (i, f) in fixed.iter().enumerate() {
+            if let Some(v) = f {
+                u[i] = self.base[i].get(*v as usize).copied().unwrap_or(0.0);
+            }
+        }
+        for (row, &l) in self.rows.iter().zip(lam) {
             if l == 0.0 {
                 continue;
             }
             for &(x, v, a) in &row.terms {
-                if let Some(i) = pos.get(x.index()).copied()
+                if let Some(i) = self.pos.get(x.index()).copied()
                     && fixed.get(i) == Some(&Some(v.0))
                 {
                     u[i] += l * a;
                 }
             }
         }
-        Some((lam, u))
     }
 
     /// [`Relaxation::solve`] of a small LP, on the dense dual simplex (`col`: each free
@@ -369,8 +374,8 @@ impl Relaxation {
             .iter()
             .map(|&k| mult.get(k).copied().unwrap_or(0.0))
             .collect();
-        // Each variable's assignment dual: its least adjusted cost over its columns (only
-        // live rows have a multiplier; a fixed column's are found in the rows' terms).
+        // Each free variable's assignment dual: its least adjusted cost over its columns
+        // (only live rows have a multiplier).
         let mut u: Vec<f64> = cols
             .iter()
             .enumerate()
@@ -382,7 +387,7 @@ impl Relaxation {
                     self.base[i].get(v as usize).copied().unwrap_or(0.0) + extra
                 };
                 match fixed[i] {
-                    Some(v) => adjusted(v),
+                    Some(_) => 0.0,
                     None => dom
                         .iter()
                         .map(|&v| adjusted(v))
@@ -390,18 +395,7 @@ impl Relaxation {
                 }
             })
             .collect();
-        for (row, &l) in self.rows.iter().zip(&lam) {
-            if l == 0.0 {
-                continue;
-            }
-            for &(x, v, a) in &row.terms {
-                if let Some(i) = self.pos.get(x.index()).copied()
-                    && fixed.get(i) == Some(&Some(v.0))
-                {
-                    u[i] += l * a;
-                }
-            }
-        }
+        self.fixed_duals(fixed, &lam, &mut u);
         Some((lam, u))
     }
 
