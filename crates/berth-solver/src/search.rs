@@ -180,7 +180,7 @@ const DEEPEN_STEP: f64 = 1e-4;
 /// [`Engine::deepen`] stops once a pass would cover more than this share of the gap between
 /// the proven floor and the incumbent: such a pass costs about as much as the search below
 /// the incumbent, which finds better plans as it goes (60×800 seed 5, one thread: the optimum
-/// found at 3.4 s instead of 21 s and proven at 29 s instead of 47 s; the other seeds of
+/// found at 3.3 s instead of 21 s and proven at 29 s instead of 47 s; the other seeds of
 /// 30×300 to 60×800 took the same nodes, but for 8 more on one, and 100×1000 ended at the
 /// same plans in 20 s).
 const DEEPEN_SHARE: f64 = 0.25;
