@@ -34,10 +34,12 @@
 //! every hard constraint (each constraint's [`Constraint::linear`] rows, the capacities, the
 //! distinct keys) is solved once at the root; its dual values are the multipliers of a
 //! stronger Lagrangian bound, sound whatever the LP solver's accuracy. Once the domains are
-//! small, nodes solve their own LP (a node reuses its nearest ancestor's multipliers where
-//! they bound it as well as there). With the LP and one optimum wanted, the search first
-//! runs passes that prune at a target just above the root bound, doubling the distance each
-//! pass: a completed pass proves its target a bound, and a plan found in one is optimal.
+//! small, nodes solve their own LP without their assigned variables, small ones on a dense
+//! dual simplex (a node reuses its nearest ancestor's multipliers where they bound it as
+//! well as there, unless few values are left). With the LP and one optimum wanted, the search
+//! first runs passes that prune at a target just above the root bound, doubling the distance
+//! each pass: a completed pass proves its target a bound, and a plan found in one is optimal.
+//! They stop where a pass would cover more than a quarter of the gap to the incumbent.
 //! Then the main search restarts from the root when the incumbent has closed a quarter of
 //! the gap.
 //! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
