@@ -195,8 +195,8 @@ const NODE_LP_VALUES: u64 = 1_000;
 /// Nodes with at most this many values per variable (on average) solve a fresh LP even where
 /// an ancestor's multipliers bound them as well: their LP is small and goes to the dense
 /// simplex (60×800 seed 6: 432 000 nodes and 3.2 s to 151 000 and 2.3 s; seed 5 proven in
-/// 48 s instead of 58 s; from 1.5 to 6 per variable every 40×500 and 60×800 seed took as long
-/// or less).
+/// 48 s instead of 58 s; from 1.5 to 6 per variable, 40×500 seeds 1–3 and 60×800 seeds 1–4
+/// and 6 took as many nodes or fewer at each).
 const FRESH_LP_VALUES_PER_VAR: u64 = 3;
 /// Deepest node whose domains the node LP rows are built on (the nodes below reuse them).
 const NODE_LP_BUILD_DEPTH: u32 = 2;
