@@ -319,18 +319,30 @@ impl Relaxation {
                 u[i] = self.base[i].get(*v as usize).copied().unwrap_or(0.0);
             }
         }
+        self.price(lam, |i, v, x| {
+            if fixed[i] == Some(v) {
+                u[i] += x;
+            }
+        });
+    }
+
+    /// Prices the rows at the multipliers `lam`: `add(i, v, λ_r · a)` for each term of a row
+    /// with a multiplier (`i` the variable's position in `vars`), and `Σ_r λ_r · rhs_r`
+    /// returned. Adjusted costs, node costs and fixed duals all read the rows this way.
+    fn price(&self, lam: &[f64], mut add: impl FnMut(usize, u32, f64)) -> f64 {
+        let mut offset = 0.0;
         for (row, &l) in self.rows.iter().zip(lam) {
             if l == 0.0 {
                 continue;
             }
+            offset += l * row.rhs;
             for &(x, v, a) in &row.terms {
-                if let Some(i) = self.pos.get(x.index()).copied()
-                    && fixed.get(i) == Some(&Some(v.0))
-                {
-                    u[i] += l * a;
+                if let Some(&i) = self.pos.get(x.index()).filter(|&&i| i != usize::MAX) {
+                    add(i, v.0, l * a);
                 }
             }
         }
+        offset
     }
 
     /// [`Relaxation::solve`] of a small LP, on the dense dual simplex (`col`: each free
@@ -401,23 +413,12 @@ impl Relaxation {
 
     /// Each variable's adjusted costs (over its universe) and `Σ λ · rhs`.
     fn adjusted(&self, lam: &[f64]) -> (Vec<Vec<f64>>, f64) {
-        let pos = &self.pos;
-        let offset: f64 = self.rows.iter().zip(lam).map(|(r, l)| l * r.rhs).sum();
         let mut adj = self.base.clone();
-        for (row, &l) in self.rows.iter().zip(lam) {
-            if l == 0.0 {
-                continue;
+        let offset = self.price(lam, |i, v, x| {
+            if let Some(c) = adj[i].get_mut(v as usize) {
+                *c += x;
             }
-            for &(x, v, a) in &row.terms {
-                if let Some(c) = pos
-                    .get(x.index())
-                    .and_then(|&i| adj.get_mut(i))
-                    .and_then(|a| a.get_mut(v.index()))
-                {
-                    *c += l * a;
-                }
-            }
-        }
+        });
         (adj, offset)
     }
 
@@ -439,20 +440,12 @@ impl Relaxation {
             .zip(self.base.iter().zip(domains))
             .map(|(&x, (b, dom))| (x, dom.into_iter().map(|v| (v, cost_of(b, v))).collect()))
             .collect();
-        let mut offset = 0.0;
-        for (row, &l) in self.rows.iter().zip(&lam) {
-            if l == 0.0 {
-                continue;
+        let offset = self.price(&lam, |i, v, x| {
+            let vals = &mut costs[i].1;
+            if let Ok(k) = vals.binary_search_by_key(&v, |t| t.0) {
+                vals[k].1 += x;
             }
-            offset += l * row.rhs;
-            for &(x, v, a) in &row.terms {
-                if let Some((_, vals)) = self.pos.get(x.index()).and_then(|&i| costs.get_mut(i))
-                    && let Ok(k) = vals.binary_search_by_key(&v.0, |t| t.0)
-                {
-                    vals[k].1 += l * a;
-                }
-            }
-        }
+        });
         let mut dual = NodeDual {
             costs,
             offset,

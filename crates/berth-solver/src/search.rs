@@ -1160,6 +1160,7 @@ impl<'p> Engine<'p> {
         }
         let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
         let limit = t - 1e-9 * t.abs().max(1.0) - penalty;
+        let values = self.st.values_left();
         if let Some((_, dual)) = self.node_duals.last()
             && let Some((lb, drop)) = dual.filter(&self.st, limit)
         {
@@ -1167,12 +1168,11 @@ impl<'p> Engine<'p> {
                 return Err(Conflict { var: None });
             }
             // Where few values are left the LP is small and cheap: always a fresh one.
-            let small = self.st.values_left() <= FRESH_LP_VALUES_PER_VAR * self.st.vars() as u64;
+            let small = values <= FRESH_LP_VALUES_PER_VAR * self.st.vars() as u64;
             if !small && lb <= dual.lb + 1e-9 * dual.lb.abs().max(1.0) {
                 return self.drop_values(drop);
             }
         }
-        let values = self.st.values_left();
         if values > NODE_LP_VALUES {
             return Ok(());
         }
