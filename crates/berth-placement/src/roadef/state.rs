@@ -268,10 +268,7 @@ impl<'a> State<'a> {
         let model = self.model;
         let to = self.machine_of(p);
         let s = model.processes[p].service;
-        if self.members[s]
-            .iter()
-            .any(|&q| q as usize != p && self.current[q as usize] as usize == to)
-        {
+        if self.conflict(s, p, to) {
             return false;
         }
         if (self.distinct[s] as usize) < model.services[s].spread_min {
@@ -301,39 +298,19 @@ impl<'a> State<'a> {
     /// not touched. A machine only losing a process is not checked: the ejection leaves a
     /// machine above its capacity while it moves processes away from it.
     fn cost_after(&self, m: usize, out: Option<usize>, inn: Option<usize>) -> Option<i64> {
+        if inn.is_some() && !self.fits(m, out.as_slice(), inn.as_slice()) {
+            return None;
+        }
         let model = self.model;
-        let nr = self.nr;
-        let mach = &model.machines[m];
         let none: &[i64] = &[];
         let req = |p: Option<usize>| p.map_or(none, |p| &model.processes[p].requirement[..]);
         let (ro, ri) = (req(out), req(inn));
-        let back = |p: Option<usize>| p.is_some_and(|p| self.initial[p] as usize == m);
-        let (bo, bi) = (back(out), back(inn));
-        let usage = &self.usage[m * nr..(m + 1) * nr];
-        let gone = &self.gone[m * nr..(m + 1) * nr];
+        let usage = &self.usage[m * self.nr..(m + 1) * self.nr];
         let after =
             |r: usize| usage[r] - ro.get(r).copied().unwrap_or(0) + ri.get(r).copied().unwrap_or(0);
         let mut cost = 0;
         for (r, res) in model.resources.iter().enumerate() {
-            let u = after(r);
-            let cap = mach.capacity[r];
-            if inn.is_some() && u > cap {
-                return None;
-            }
-            if inn.is_some() && res.transient {
-                // A process keeps its transient usage on its original machine once gone.
-                let mut g = gone[r];
-                if bo {
-                    g += ro[r];
-                }
-                if bi {
-                    g -= ri[r];
-                }
-                if u + g > cap {
-                    return None;
-                }
-            }
-            cost += res.weight_load_cost * self.over_at(m, r, u);
+            cost += res.weight_load_cost * self.over_at(m, r, after(r));
         }
         for (b, bal) in model.balances.iter().enumerate() {
             cost += bal.weight * self.balance_at(m, b, after);
