@@ -1,6 +1,7 @@
 //! Homing instances whose optimum CP-SAT proved (docs/benchmarks.md): Berth proves the same
-//! objective, its plan passes the instance checker, and more threads return the same plan, with
-//! the LP bound off (these sizes are under its default threshold) and forced on.
+//! objective, its plan passes the instance checker, and more threads (sharing the tree) return
+//! the same plan, with the LP bound off (these sizes are under its default threshold) and
+//! forced on.
 
 use berth_benches::homing::{check, generate, to_problem};
 use berth_solver::{Outcome, SolveOptions};
@@ -26,8 +27,9 @@ fn berth_proves_the_cpsat_optima() {
         let inst = generate(n, m, seed);
         let p = to_problem(&inst);
         let mut plans = Vec::new();
-        // Two threads: helpers from the root, and only after the first nodes (the default);
-        // then the same with the LP bound on every size.
+        let mut given = 0;
+        // Two threads: sharing the tree from the root, and only after the first nodes (the
+        // default); then the same with the LP bound on every size.
         let runs = [
             (1, 0, None),
             (2, 0, None),
@@ -45,12 +47,18 @@ fn berth_proves_the_cpsat_optima() {
                 })
                 .expect("valid problem");
             let Outcome::Solved {
-                solutions, optimal, ..
+                solutions,
+                optimal,
+                stats,
+                ..
             } = out
             else {
                 panic!("{}: no plan: {out:?}", inst.name)
             };
             assert!(optimal, "{}", inst.name);
+            if threads > 1 && helpers_after == 0 {
+                given += stats.subtrees_given;
+            }
             let values: Vec<u32> = solutions[0].values.iter().map(|v| v.0).collect();
             assert_eq!(check(&inst, &values), Some(optimum), "{}", inst.name);
             assert_eq!(solutions[0].objective, optimum as f64, "{}", inst.name);
@@ -67,5 +75,7 @@ fn berth_proves_the_cpsat_optima() {
             "{}: LP bound, 1 and 2 threads",
             inst.name
         );
+        // Both threads searched: one gave the other subtrees.
+        assert!(given > 0, "{}: no subtree given", inst.name);
     }
 }

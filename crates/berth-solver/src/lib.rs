@@ -44,10 +44,12 @@
 //! the gap.
 //! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
 //! When one optimum is wanted, large-neighbourhood rounds (a few variables freed around the
-//! incumbent, the rest fixed) improve the incumbent between phases of the search, or on
-//! helper threads ([`SolveOptions::threads`]) sharing it. A proven optimum is then searched
-//! again for the first optimal plan in search order, so the plan returned is the same for
-//! any thread count and seed.
+//! incumbent, the rest fixed) improve the incumbent between phases of the search. With
+//! several threads ([`SolveOptions::threads`]) they share the tree: a thread that waits is
+//! given the untried branches of another's shallowest open node, and all prune at the best
+//! plan any of them knows. A proven optimum is then searched again, on one thread, for the
+//! first optimal plan in search order, so the plan returned is the same for any thread
+//! count and seed.
 //! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
 //! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
 //! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,

@@ -80,6 +80,9 @@ pub struct Stats {
     /// Completed or cut passes of the search below a target under the incumbent (with the
     /// LP bound: each raises the proven bound or finds the optimum).
     pub deepen_passes: u32,
+    /// Subtrees one thread of the search gave another that waited (see
+    /// [`SolveOptions::threads`]).
+    pub subtrees_given: u64,
     /// Set when a limit stopped the search.
     pub stopped: Option<StopReason>,
 }
@@ -96,6 +99,7 @@ impl Stats {
         self.explain_checks += o.explain_checks;
         self.lp_bounds += o.lp_bounds;
         self.deepen_passes += o.deepen_passes;
+        self.subtrees_given += o.subtrees_given;
         self.stopped = self.stopped.or(o.stopped);
     }
 }
@@ -134,15 +138,17 @@ pub struct SolveOptions {
     /// Told when the main search improves its best plan.
     pub progress: Option<Arc<dyn Progress>>,
     /// Threads of the main search (0 counts as 1). With more than one, and when one optimum
-    /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`), the others improve the
-    /// shared incumbent by large-neighbourhood rounds until the first one, which searches and
-    /// proves, ends; their nodes are counted but not held to `node_limit`. A proven optimum is
-    /// the same plan whatever the count (see [`Problem::solve`]).
+    /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`, no `node_limit`), they
+    /// share the search tree: each searches a subtree, prunes at the best plan any of them
+    /// knows, and gives its untried branches to a thread that waits. A proven optimum is the
+    /// same plan whatever the count (see [`Problem::solve`]); a search a limit cuts may end
+    /// on another plan from run to run.
     ///
     /// [`Problem::solve`]: crate::Problem::solve
     pub threads: usize,
-    /// Main-search nodes before the other threads start: a problem proven within them does
-    /// not pay their start (0: from the root).
+    /// Nodes each search from the root (a deepening pass, the search below the incumbent)
+    /// runs on one thread before the others join: one settled within them does not pay
+    /// their start (0: from the root).
     pub helpers_after: u64,
     /// Seed of the large-neighbourhood rounds' random choices (same seed, same rounds).
     pub seed: u64,
@@ -312,7 +318,7 @@ pub(crate) struct Engine<'p> {
     lag: Option<Lagrange>,
     /// LP bounds at the nodes once the domains are small (after the root LP paid): the rows
     /// of the last build, reused while they cover the node.
-    node_lp: Option<crate::lp::Relaxation>,
+    node_lp: Option<Arc<crate::lp::Relaxation>>,
     node_lp_on: bool,
     /// Multipliers of the node LPs solved on the path to this node, by depth.
     node_duals: Vec<(u32, crate::lp::NodeDual)>,
@@ -330,8 +336,90 @@ pub(crate) struct Engine<'p> {
     cfg: RunConfig<'p>,
     /// Large-neighbourhood rounds interleaved with this search (see `lns.rs`).
     improver: Option<Box<Improver<'p>>>,
-    /// The incumbent shared with improving threads.
+    /// The incumbent shared with the threads of the search (see [`Engine::dfs_top`]).
     shared: Option<&'p Shared>,
+    /// Threads that search the subtrees of [`Engine::search`] (see [`Engine::dfs_top`]).
+    workers: usize,
+    /// Nodes each search from the root runs on this thread alone before the others join.
+    alone: u64,
+    /// While threads share the tree: the subtrees to search, the decisions from the root
+    /// to the current node, and its ancestors' branches (see [`Engine::give`]).
+    pool: Option<Arc<Pool>>,
+    path: Vec<Step>,
+    levels: Vec<Level>,
+}
+
+/// A branch on the current path: `x = v`, tried at `path[at]` (see [`Engine::give`]).
+struct Level {
+    at: usize,
+    x: u32,
+    v: u32,
+    /// `x` had other values left when `v` was tried.
+    open: bool,
+    /// Another thread took the untried values.
+    given: bool,
+}
+
+/// The subtrees threads share, as paths from the root, and how many threads wait for one.
+pub(crate) struct Pool {
+    jobs: std::sync::Mutex<(std::collections::VecDeque<Vec<Step>>, usize)>,
+    /// Threads waiting minus subtrees queued, read without the lock.
+    want: std::sync::atomic::AtomicIsize,
+    threads: usize,
+}
+
+impl Pool {
+    /// The whole tree as one subtree, every thread waiting.
+    fn new(threads: usize) -> Pool {
+        Pool {
+            jobs: std::sync::Mutex::new((std::iter::once(Vec::new()).collect(), threads)),
+            want: std::sync::atomic::AtomicIsize::new(threads as isize - 1),
+            threads,
+        }
+    }
+
+    fn hungry(&self) -> bool {
+        self.want.load(std::sync::atomic::Ordering::Relaxed) > 0
+    }
+
+    fn give(&self, job: Vec<Step>) {
+        if let Ok(mut j) = self.jobs.lock() {
+            j.0.push_back(job);
+            self.want.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// A subtree (`Some(Some)`), none yet (`Some(None)`: wait), or the end: every thread
+    /// waits and none is queued. `idle` is the caller's state, kept in step with the count.
+    fn take(&self, idle: &mut bool) -> Option<Option<Vec<Step>>> {
+        let Ok(mut j) = self.jobs.lock() else {
+            return None;
+        };
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(job) = j.0.pop_front() {
+            if *idle {
+                *idle = false;
+                j.1 -= 1;
+                self.want.fetch_sub(1, Relaxed);
+            }
+            self.want.fetch_add(1, Relaxed);
+            return Some(Some(job));
+        }
+        if !*idle {
+            *idle = true;
+            j.1 += 1;
+            self.want.fetch_add(1, Relaxed);
+        }
+        (j.1 < self.threads).then_some(None)
+    }
+}
+
+/// A decision on the path from the root to a subtree: `x = v`, or `x ≠ v` (an earlier
+/// sibling refuted).
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Assign(u32, u32),
+    Remove(u32, u32),
 }
 
 /// Neighbourhood rounds run by the main search between its own nodes: an engine of their
@@ -382,8 +470,6 @@ pub(crate) struct Shared {
     best: std::sync::Mutex<Option<(f64, Vec<Value>)>>,
     /// The best cost's bits (`f64`), read without the lock.
     cost: std::sync::atomic::AtomicU64,
-    /// Set when the main search ends: the improving threads stop.
-    pub(crate) stop: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -391,7 +477,6 @@ impl Shared {
         Shared {
             best: std::sync::Mutex::new(None),
             cost: std::sync::atomic::AtomicU64::new(f64::INFINITY.to_bits()),
-            stop: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -516,6 +601,11 @@ impl<'p> Engine<'p> {
             cfg: *cfg,
             improver: None,
             shared: None,
+            workers: 1,
+            alone: 0,
+            pool: None,
+            path: Vec::new(),
+            levels: Vec::new(),
         }
     }
 
@@ -554,7 +644,7 @@ impl<'p> Engine<'p> {
         e
     }
 
-    /// Shares the incumbent with improving threads (see [`Engine::rounds`]).
+    /// Shares the incumbent with the other threads (see [`Engine::dfs_top`]).
     pub(crate) fn share(&mut self, shared: &'p Shared) {
         self.shared = Some(shared);
         if let Some(f) = self.found.first() {
@@ -619,26 +709,6 @@ impl<'p> Engine<'p> {
         self.st.undo_to(mark);
         self.st.clear_events();
         false
-    }
-
-    /// Neighbourhood rounds around the shared incumbent until the main search ends or the
-    /// deadline passes (an improving thread). Returns the nodes searched.
-    pub(crate) fn rounds(&mut self, shared: &Shared, seed: u64) -> u64 {
-        let mut nb = self.neighbourhoods(seed);
-        let stop = || shared.stop.load(std::sync::atomic::Ordering::Acquire);
-        while !nb.is_empty() && !stop() && !self.deadline.is_some_and(|d| d.expired()) {
-            let Some((cost, inc)) = shared.get() else {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-                continue;
-            };
-            let free = nb.pick(&inc);
-            let (plan, completed) = self.round(&inc, cost, &free, nb.budget(ROUND_NODES));
-            nb.feedback(plan.is_some(), completed);
-            if let Some((c, values)) = plan {
-                shared.offer(c, &values);
-            }
-        }
-        self.stats.nodes
     }
 
     /// A phase of neighbourhood rounds, when the schedule says so.
@@ -1185,7 +1255,8 @@ impl<'p> Engine<'p> {
                 .filter(|(_, others)| others.is_empty())
                 .and_then(|(base, _)| {
                     crate::lp::Relaxation::new(self.p, &self.st, &self.active, base)
-                });
+                })
+                .map(Arc::new);
         }
         let Some((dual, drop)) = self
             .node_lp
@@ -1290,7 +1361,7 @@ impl<'p> Engine<'p> {
             } else {
                 f64::NEG_INFINITY
             };
-            self.dfs(0);
+            self.dfs_top();
             let again = self.stats.stopped.is_none() && self.threshold() < self.restart_below;
             self.restart_below = f64::NEG_INFINITY;
             if !again {
@@ -1334,7 +1405,7 @@ impl<'p> Engine<'p> {
                 return false;
             }
             self.target = target;
-            self.dfs(0);
+            self.dfs_top();
             self.target = f64::INFINITY;
             self.st.undo_to(mark);
             self.st.clear_events();
@@ -1459,6 +1530,145 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// From now on the searches from the root run on `threads` threads (this one and
+    /// helpers sharing the incumbent through `shared`) once they pass `alone` nodes here
+    /// (see [`Engine::dfs_top`]).
+    pub(crate) fn parallel(&mut self, threads: usize, alone: u64, shared: &'p Shared) {
+        self.workers = threads.max(1);
+        self.alone = alone;
+        self.share(shared);
+    }
+
+    /// The search from the root: on several threads, each takes a subtree from a shared
+    /// pool, searches it pruning at the best plan any of them knows, and gives the untried
+    /// branches of its shallowest open node to a thread that waits (see [`Engine::give`]).
+    /// Sound and complete as the one-thread search is: every branch it would try is
+    /// searched by exactly one thread.
+    fn dfs_top(&mut self) {
+        if self.workers < 2 || self.shared.is_none() || self.node_limit.is_some() {
+            self.dfs(0);
+            return;
+        }
+        // A tree searched within its first nodes does not pay the threads' start.
+        if self.probe(self.alone) {
+            return;
+        }
+        let pool = Arc::new(Pool::new(self.workers));
+        let root = self.st.clone();
+        let mut helpers: Vec<Engine<'p>> = (1..self.workers)
+            .map(|_| self.subtree_engine(root.clone()))
+            .collect();
+        std::thread::scope(|s| {
+            for h in &mut helpers {
+                let pool = pool.clone();
+                s.spawn(move || h.subtrees(pool));
+            }
+            self.subtrees(pool.clone());
+        });
+        for h in &helpers {
+            self.stats.add(&h.stats);
+        }
+        self.pull_shared();
+    }
+
+    /// An engine for the subtrees of this one's search (see [`Engine::dfs_top`]): its
+    /// relaxation, symmetry ordering, pruning targets and incumbent.
+    fn subtree_engine(&self, root: State) -> Engine<'p> {
+        let mut e = self.round_engine(root);
+        e.node_lp_on = self.node_lp_on;
+        e.node_lp = self.node_lp.clone();
+        e.sym_classes = self.sym_classes.clone();
+        e.sym = self.sym.clone();
+        e.sym_rank = self.sym_rank.clone();
+        e.target = self.target;
+        e.cap = self.cap;
+        e.restart_below = self.restart_below;
+        e.shared = self.shared;
+        if let Some(f) = self.found.first() {
+            e.seed(f.solution.values.clone());
+        }
+        e
+    }
+
+    /// Takes subtrees from `pool` until every thread waits for one.
+    fn subtrees(&mut self, pool: Arc<Pool>) {
+        let mark = self.st.mark();
+        self.pool = Some(pool.clone());
+        let mut idle = true;
+        while let Some(job) = pool.take(&mut idle) {
+            let Some(path) = job else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                continue;
+            };
+            if self.done() {
+                continue;
+            }
+            self.pull_shared();
+            if let Some(depth) = self.replay(&path) {
+                self.path = path;
+                self.dfs(depth);
+            }
+            self.st.undo_to(mark);
+            self.st.clear_events();
+            self.node_duals.clear();
+            self.path.clear();
+            self.levels.clear();
+        }
+        self.pool = None;
+        self.stats.removals = self.st.removals;
+    }
+
+    /// Follows `path` from the root as [`Engine::dfs_inner`] went down it, each node's
+    /// bounds and filters included but the last's (the search of the subtree runs them):
+    /// the subtree is then the one the search would meet, not a larger one. The depth
+    /// reached, or `None` when the path fails now (a better incumbent prunes it).
+    fn replay(&mut self, path: &[Step]) -> Option<u32> {
+        let mut depth = 0;
+        if !path.is_empty() && self.node_fails(depth) {
+            return None;
+        }
+        for (i, &step) in path.iter().enumerate() {
+            let ok = match step {
+                Step::Assign(x, v) => {
+                    depth += 1;
+                    self.st.assign(x, v).is_ok()
+                        && self.run_queue().is_ok()
+                        && (i + 1 == path.len() || !self.node_fails(depth))
+                }
+                Step::Remove(x, v) => {
+                    self.st.remove(x, v, SEARCH).is_ok() && self.run_queue().is_ok()
+                }
+            };
+            if !ok {
+                return None;
+            }
+        }
+        Some(depth)
+    }
+
+    /// A node's bound and filters: true when they prune it.
+    fn node_fails(&mut self, depth: u32) -> bool {
+        self.pruned() || self.lag_filter().is_err() || self.node_lp_filter(depth).is_err()
+    }
+
+    /// When a thread waits for work: gives it the untried branches of the shallowest node
+    /// on this thread's path that has some (that node with its current branch refuted), and
+    /// that node here ends with its current branch.
+    fn give(&mut self) {
+        let Some(pool) = &self.pool else { return };
+        if !pool.hungry() {
+            return;
+        }
+        let Some(level) = self.levels.iter_mut().find(|l| l.open && !l.given) else {
+            return;
+        };
+        level.given = true;
+        let mut job = self.path[..level.at].to_vec();
+        job.push(Step::Remove(level.x, level.v));
+        pool.give(job);
+        self.stats.subtrees_given += 1;
+    }
+
     /// Depth-first branch and bound from the current node.
     pub(crate) fn dfs(&mut self, depth: u32) {
         self.dfs_inner(depth);
@@ -1466,12 +1676,20 @@ impl<'p> Engine<'p> {
     }
 
     fn dfs_inner(&mut self, depth: u32) {
+        // The path to the node, kept when threads share the tree (see `Engine::give`).
+        let (path, levels) = (self.path.len(), self.levels.len());
+        self.dfs_node(depth);
+        self.path.truncate(path);
+        self.levels.truncate(levels);
+    }
+
+    fn dfs_node(&mut self, depth: u32) {
         if self.done() || self.out_of_budget() {
             return;
         }
         self.stats.nodes += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
-        if self.pruned() || self.lag_filter().is_err() || self.node_lp_filter(depth).is_err() {
+        if self.node_fails(depth) {
             self.stats.fails += 1;
             return;
         }
@@ -1479,11 +1697,34 @@ impl<'p> Engine<'p> {
             self.leaf();
             return;
         };
+        let shared_tree = self.pool.is_some();
+        if shared_tree {
+            self.give();
+        }
         let mut cur = self.cursor(x);
         while let Some(v) = self.next_value(x, &mut cur) {
             let mark = self.st.mark();
+            let open = self.st.size(x) > 1;
             if self.st.assign(x, v).is_ok() && self.run_queue().is_ok() {
+                if shared_tree {
+                    self.levels.push(Level {
+                        at: self.path.len(),
+                        x,
+                        v,
+                        open,
+                        given: false,
+                    });
+                    self.path.push(Step::Assign(x, v));
+                }
                 self.dfs_inner(depth + 1);
+                if shared_tree {
+                    self.path.pop();
+                    // Another thread took the untried branches.
+                    if self.levels.pop().is_some_and(|l| l.given) {
+                        self.st.undo_to(mark);
+                        return;
+                    }
+                }
             } else {
                 self.stats.fails += 1;
             }
@@ -1494,6 +1735,9 @@ impl<'p> Engine<'p> {
             // Two-way branching: refute x = v at this level so siblings propagate it.
             if self.st.remove(x, v, SEARCH).is_err() || self.run_queue().is_err() || self.pruned() {
                 return;
+            }
+            if shared_tree {
+                self.path.push(Step::Remove(x, v));
             }
         }
     }

@@ -189,42 +189,16 @@ impl Problem {
                 );
             }
             e.watch(opts.progress.as_deref());
-            let threads = opts.threads.max(1);
             let mark = e.st.mark();
-            // Helper threads only when the main search has not settled in its first nodes: a
-            // small problem does not pay their start.
-            let helpers = single && threads > 1;
-            if helpers && !e.probe(opts.helpers_after) {
-                // The main search runs rounds too, as many as the root gap calls for, on its
-                // own random source: one more trajectory (they end far apart by seed).
-                e.improve(opts.seed.wrapping_add(threads as u64), FIRST_GAP);
-                e.share(&shared);
-                let root = e.st.clone();
-                let helpers: Vec<Engine<'_>> =
-                    (1..threads).map(|_| e.round_engine(root.clone())).collect();
-                let shared = &shared;
-                let nodes: u64 = std::thread::scope(|s| {
-                    let handles: Vec<_> = helpers
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, mut h)| {
-                            let seed = opts.seed.wrapping_add(i as u64 + 1);
-                            s.spawn(move || h.rounds(shared, seed))
-                        })
-                        .collect();
-                    e.search(mark);
-                    shared
-                        .stop
-                        .store(true, std::sync::atomic::Ordering::Release);
-                    handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
-                });
-                stats.nodes += nodes;
-            } else if !helpers {
-                if single {
-                    e.improve(opts.seed, FIRST_GAP);
+            if single {
+                e.improve(opts.seed, FIRST_GAP);
+                // More threads search the subtrees (a proven optimum is then searched
+                // again here alone, so the plan does not depend on their count).
+                if opts.threads > 1 {
+                    e.parallel(opts.threads, opts.helpers_after, &shared);
                 }
-                e.search(mark);
             }
+            e.search(mark);
             if single {
                 e.canonical(mark);
             }

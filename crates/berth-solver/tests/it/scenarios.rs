@@ -205,21 +205,32 @@ fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
             })
             .expect("valid problem");
         let Outcome::Solved {
-            solutions, optimal, ..
+            solutions,
+            optimal,
+            stats,
+            ..
         } = out
         else {
             panic!("expected a plan, got {out:?}")
         };
         assert!(optimal);
-        solutions[0].clone()
+        (solutions[0].clone(), stats)
     };
-    let one = plan(1, 0, 0);
+    let (one, alone) = plan(1, 0, 0);
     for (threads, seed) in [(2, 0), (4, 0), (2, 7), (1, 7)] {
         for after in [0, 100, 2_000] {
+            let (many, stats) = plan(threads, seed, after);
             assert_eq!(
-                plan(threads, seed, after),
-                one,
+                many, one,
                 "{threads} threads, seed {seed}, helpers after {after} nodes"
+            );
+            // The threads share the tree once a search outgrows its first nodes: one of
+            // them waits from the start, so the other gives it a subtree at its first branch.
+            let shared = threads > 1 && after < alone.nodes;
+            assert_eq!(
+                stats.subtrees_given > 0,
+                shared,
+                "{threads} threads, {stats:?}"
             );
         }
     }
