@@ -1332,6 +1332,9 @@ impl<'p> Engine<'p> {
             .as_ref()
             .is_some_and(|i| self.stats.nodes >= i.next_at)
         {
+            // A waiting thread gets work before the rounds hold this one (h60x800-s5 on two
+            // threads: 18.0 s to 16.6 s).
+            self.give();
             self.improve_phase();
         }
         false
