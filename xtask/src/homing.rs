@@ -91,7 +91,8 @@ fn show(a: Option<&Answer>) -> String {
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let limit = flag(args, "--limit").unwrap_or("20");
     let workers = flag(args, "--workers").unwrap_or("2");
-    let threads = flag(args, "--threads").unwrap_or("1");
+    // Both sides get the same cores unless told otherwise.
+    let threads = flag(args, "--threads").unwrap_or(workers);
     // Under the target directory cargo builds into (`CARGO_TARGET_DIR` when set).
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
