@@ -34,6 +34,10 @@ pub struct Args {
     /// Stop at the first plan found (fast; not proven optimal).
     #[arg(long)]
     first: bool,
+    /// Search threads, sharing the search tree (0: one per core). A proven optimum is the
+    /// same plan for any count; a plan cut by --time-limit may differ from run to run.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
     /// HAS `unique`: a candidate used in one plan is excluded from the next ones.
     #[arg(long)]
     unique: bool,
@@ -131,6 +135,7 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
         node_limit: args.node_limit,
         first_plan: args.first,
         unique: args.unique,
+        threads: args.threads,
         latency: args.latency_per_km.map(LatencyModel::per_km),
         existing_bonus: args.existing_bonus,
         topology: topology.map(std::sync::Arc::new),

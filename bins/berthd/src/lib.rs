@@ -305,6 +305,7 @@ pub async fn serve(
                 default_node(listen.unwrap_or(cfg.listen))
             }),
         claim_secs: cfg.plans.claim_secs.max(1),
+        threads: cfg.plans.threads,
         ..PlanConfig::default()
     };
     let provider: Arc<dyn berth_inventory::InventoryProvider> =

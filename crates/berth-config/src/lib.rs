@@ -194,6 +194,8 @@ impl Default for Limits {
 pub struct Plans {
     /// Plans solved at once.
     pub workers: usize,
+    /// Search threads of each plan (0: one per core).
+    pub threads: usize,
     /// Timeout when a plan gives none, in seconds.
     pub default_timeout_secs: u64,
     /// Largest timeout accepted.
@@ -211,6 +213,7 @@ impl Default for Plans {
     fn default() -> Self {
         Plans {
             workers: 2,
+            threads: 1,
             default_timeout_secs: 300,
             max_timeout_secs: 3600,
             claim_secs: 30,
@@ -448,6 +451,9 @@ impl Config {
         if let Some(v) = env("BERTH_PLAN_WORKERS") {
             c.plans.workers = size("BERTH_PLAN_WORKERS", v)?;
         }
+        if let Some(v) = env("BERTH_PLAN_THREADS") {
+            c.plans.threads = size("BERTH_PLAN_THREADS", v)?;
+        }
         if let Some(v) = env("BERTH_PLAN_CLAIM_SECS") {
             c.plans.claim_secs = num("BERTH_PLAN_CLAIM_SECS", v)?;
         }
@@ -612,7 +618,7 @@ mod tests {
         let f = dir.path().join("b.toml");
         std::fs::write(
             &f,
-            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\nread_tokens = [\"r1\", \"r2\"]\nbasic = [{user = \"v\", password = \"w\", read_only = true}]\n[plans]\nworkers = 3\nclaim_secs = 12\nnode = \"east-1\"\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
+            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\nread_tokens = [\"r1\", \"r2\"]\nbasic = [{user = \"v\", password = \"w\", read_only = true}]\n[plans]\nworkers = 3\nthreads = 4\nclaim_secs = 12\nnode = \"east-1\"\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
         )
         .unwrap();
         let env = |k: &str| match k {
@@ -626,6 +632,12 @@ mod tests {
             _ => None,
         };
         let c = Config::load(Some(&f), env).unwrap();
+        assert_eq!(c.plans.threads, 4);
+        let threads = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "2".to_owned());
+        assert_eq!(Config::load(Some(&f), threads).unwrap().plans.threads, 2);
+        let bad = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "many".to_owned());
+        let e = Config::load(Some(&f), bad).unwrap_err().to_string();
+        assert!(e.contains("BERTH_PLAN_THREADS"), "{e}");
         assert_eq!((c.journal.max_batch, c.journal.snapshot_every), (64, 0));
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.database_url, "sqlite::memory:");

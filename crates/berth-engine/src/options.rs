@@ -82,6 +82,9 @@ pub struct PlanOptions {
     pub cloud_policy: Option<Arc<CloudPolicyInput>>,
     /// Told when the search improves its best plan (score and bound).
     pub progress: Option<Arc<dyn berth_solver::Progress>>,
+    /// Threads of the search, sharing its tree (see `berth_solver::SolveOptions::threads`);
+    /// 0: one per core. A proven optimum is the same plan for any count.
+    pub threads: usize,
 }
 
 impl Default for PlanOptions {
@@ -99,6 +102,7 @@ impl Default for PlanOptions {
             clock: None,
             cloud_policy: None,
             progress: None,
+            threads: 1,
         }
     }
 }
@@ -117,6 +121,7 @@ impl std::fmt::Debug for PlanOptions {
             .field("topology", &self.topology.is_some())
             .field("clock", &self.clock.is_some())
             .field("progress", &self.progress.is_some())
+            .field("threads", &self.threads)
             .field(
                 "cloud_policy",
                 &self.cloud_policy.as_ref().map(|c| &c.policy.policy_name),

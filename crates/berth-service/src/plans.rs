@@ -170,6 +170,8 @@ pub struct PlanConfig {
     pub claim_secs: u64,
     /// How often idle workers look for plans accepted by other daemons.
     pub poll: Duration,
+    /// Search threads of each plan (0: one per core); `workers` plans solve at once.
+    pub threads: usize,
 }
 
 impl Default for PlanConfig {
@@ -185,6 +187,7 @@ impl Default for PlanConfig {
             node: "local".to_owned(),
             claim_secs: 30,
             poll: Duration::from_millis(500),
+            threads: 1,
         }
     }
 }
@@ -656,6 +659,7 @@ impl PlanService {
         let opts = PlanOptions {
             solutions: request.num_solution.unwrap_or(cap).clamp(1, cap),
             time_limit: Some(Duration::from_secs(timeout)),
+            threads: self.cfg.threads,
             ..PlanOptions::default()
         };
         let inventory = Arc::clone(&self.inventory);

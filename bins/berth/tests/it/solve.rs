@@ -381,3 +381,32 @@ fn slicing_examples_solve_against_the_slicing_inventory() {
         }
     }
 }
+
+#[test]
+fn threads_return_the_plan_of_one_thread() {
+    let [t, flag, inv] = counterexample();
+    let plan = |threads: &str| {
+        let o = berth(&[
+            "solve",
+            &t,
+            &flag,
+            &inv,
+            "--threads",
+            threads,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "--threads {threads}");
+        let v = json(&o);
+        assert_eq!(v["optimal"], true, "--threads {threads}");
+        v["solutions"].clone()
+    };
+    let one = plan("1");
+    assert_eq!(plan("2"), one);
+    // 0: one thread per core.
+    assert_eq!(plan("0"), one);
+    let o = berth(&["solve", &t, &flag, &inv, "--threads", "two"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--threads"), "{err}");
+}

@@ -39,6 +39,11 @@ impl Has {
 /// `berthd` on a loopback port, SQLite in a temporary directory, the example inventory, and
 /// Basic credentials only (no bearer tokens), as an ONAP deployment configures it.
 fn start_has() -> Has {
+    start_has_env(&[])
+}
+
+/// [`start_has`] with more environment settings.
+fn start_has_env(env: &[(&str, &str)]) -> Has {
     let dir = tempfile::tempdir().unwrap();
     let inventory = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/inventory.yaml");
     std::fs::copy(inventory, dir.path().join("inventory.yaml")).unwrap();
@@ -54,6 +59,7 @@ fn start_has() -> Has {
         )
         .env_remove("BERTH_PG_SCHEMA")
         .env("BERTH_LOG", "warn")
+        .envs(env.iter().copied())
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -558,4 +564,25 @@ fn compat_has_vim_fit_and_hpa_recommendations() {
     // Deterministic: the same request, the same recommendation.
     let again = run(&c, &h, "hpa_score_multi_objective_again", req);
     assert_eq!(again["recommendations"], p["recommendations"]);
+}
+
+/// `[plans] threads` (here `BERTH_PLAN_THREADS`): a daemon whose plans search on two threads
+/// answers OSDF's request with the same recommendations as one on one thread.
+#[test]
+fn compat_has_plan_threads_keep_the_recommendations() {
+    let c = client();
+    let t = request(json!({"vGW_near": near("3000")}), by_distance());
+    let mut answers = Vec::new();
+    for threads in ["1", "2"] {
+        let h = start_has_env(&[("BERTH_PLAN_THREADS", threads)]);
+        let p = run(&c, &h, "threads", t.clone());
+        assert_eq!(p["status"], "done", "{threads} threads: {p}");
+        answers.push(p["recommendations"].clone());
+    }
+    assert!(
+        answers[0].as_array().is_some_and(|r| !r.is_empty()),
+        "{}",
+        answers[0]
+    );
+    assert_eq!(answers[0], answers[1]);
 }
