@@ -1558,6 +1558,7 @@ impl<'p> Engine<'p> {
         }
         let pool = Arc::new(Pool::new(self.workers));
         let root = self.st.clone();
+        let base = root.removals;
         let mut helpers: Vec<Engine<'p>> = (1..self.workers)
             .map(|_| self.subtree_engine(root.clone()))
             .collect();
@@ -1569,8 +1570,14 @@ impl<'p> Engine<'p> {
             self.subtrees(pool.clone());
         });
         for h in &helpers {
-            self.stats.add(&h.stats);
+            // Their states began as copies of this one: only their own removals count.
+            self.st.removals += h.st.removals - base;
+            self.stats.add(&Stats {
+                removals: 0,
+                ..h.stats
+            });
         }
+        self.stats.removals = self.st.removals;
         self.pull_shared();
     }
 
