@@ -37,7 +37,7 @@ pub struct Args {
     /// Search threads, sharing the search tree (0: one per core). A proven optimum is the
     /// same plan for any count; a plan cut by --time-limit may differ from run to run.
     /// With --node-limit the search runs on one thread.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_threads)]
     threads: usize,
     /// HAS `unique`: a candidate used in one plan is excluded from the next ones.
     #[arg(long)]
@@ -67,6 +67,16 @@ fn parse_non_negative(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!("expected a non-negative number, found `{s}`")),
+    }
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= berth_engine::MAX_THREADS => Ok(n),
+        _ => Err(format!(
+            "expected a number of threads from 0 (one per core) to {}, found `{s}`",
+            berth_engine::MAX_THREADS
+        )),
     }
 }
 
@@ -228,4 +238,14 @@ fn load_topology(
     Ok(berth_topology::load(&text)
         .map(Some)
         .map_err(|e| vec![format!("topology {}: {e}", full.display())]))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_daemon_caps_threads_as_the_solver_does() {
+        assert_eq!(berth_config::MAX_PLAN_THREADS, berth_engine::MAX_THREADS);
+        assert_eq!(super::parse_threads("256"), Ok(256));
+        assert!(super::parse_threads("257").is_err());
+    }
 }

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// Most `[plans] threads`: the solver's `MAX_THREADS` (this crate sits below the solver; the
+/// `berth` binary's tests hold the two equal).
+pub const MAX_PLAN_THREADS: usize = 256;
+
 /// Why a configuration was refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -481,6 +485,15 @@ impl Config {
         if let Some(v) = env("BERTH_LOG") {
             c.log.filter = v;
         }
+        if c.plans.threads > MAX_PLAN_THREADS {
+            return Err(ConfigError::Invalid {
+                field: "plans.threads",
+                message: format!(
+                    "[plans] threads is {}; expected at most {MAX_PLAN_THREADS} (0: one per core)",
+                    c.plans.threads
+                ),
+            });
+        }
         if c.plans.claim_secs == 0 {
             return Err(ConfigError::Invalid {
                 field: "plans.claim_secs",
@@ -638,6 +651,12 @@ mod tests {
         let bad = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "many".to_owned());
         let e = Config::load(Some(&f), bad).unwrap_err().to_string();
         assert!(e.contains("BERTH_PLAN_THREADS"), "{e}");
+        let bad = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "1000".to_owned());
+        let e = Config::load(Some(&f), bad).unwrap_err().to_string();
+        assert!(
+            e.contains("[plans] threads is 1000; expected at most 256"),
+            "{e}"
+        );
         assert_eq!((c.journal.max_batch, c.journal.snapshot_every), (64, 0));
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.database_url, "sqlite::memory:");

@@ -101,6 +101,14 @@ pub enum SolveError {
     /// `solutions` of zero.
     #[error("asked for 0 solutions; expected at least 1")]
     ZeroSolutions,
+    /// More `threads` than [`crate::MAX_THREADS`].
+    #[error("asked for {threads} threads; expected at most {max}")]
+    TooManyThreads {
+        /// The count asked for.
+        threads: usize,
+        /// [`crate::MAX_THREADS`].
+        max: usize,
+    },
     /// A `unique` option naming an unknown variable.
     #[error("unique option names unknown variable {var}")]
     UniqueUnknownVar {

@@ -119,6 +119,8 @@ pub use expr::{Expr, PairFn, Sense};
 pub use ids::{ConstraintId, Value, VarId};
 pub use keys::{Keys, NO_KEY};
 pub use problem::{Evaluation, Problem, Violation};
-pub use search::{Deadline, Progress, Solution, SolveOptions, Stats, StopReason, Unique};
+pub use search::{
+    Deadline, MAX_THREADS, Progress, Solution, SolveOptions, Stats, StopReason, Unique,
+};
 pub use solve::Outcome;
 pub use state::{Conflict, DomainIter};

@@ -210,6 +210,9 @@ const NODE_LP_BUILD_DEPTH: u32 = 2;
 /// loaded machine never cuts one and the search stays the same run after run.
 const NODE_LP_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Most [`SolveOptions::threads`]: each runs its own copy of the search state.
+pub const MAX_THREADS: usize = 256;
+
 /// Default [`SolveOptions::lp_min_values`]. 30×300 homing instances (about 4 000 values) take
 /// 12–23 ms with the LP; without it one seed in six took 18 s (3 million nodes). Below, the
 /// LP costs a few milliseconds more than it saves (20×200: 5–20 ms without, 6–28 ms with).

@@ -4,7 +4,7 @@ use crate::combine::{PHASE_LIMIT, solve_components};
 use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
 use crate::expr::Compiled;
-use crate::search::{Engine, FIRST_GAP, RunConfig, Shared};
+use crate::search::{Engine, FIRST_GAP, MAX_THREADS, RunConfig, Shared};
 use crate::{
     Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
 };
@@ -66,6 +66,12 @@ impl Problem {
         let obj = self.compile()?;
         if opts.solutions == 0 {
             return Err(SolveError::ZeroSolutions);
+        }
+        if opts.threads > MAX_THREADS {
+            return Err(SolveError::TooManyThreads {
+                threads: opts.threads,
+                max: MAX_THREADS,
+            });
         }
         let unique: Vec<VarId> = match &opts.unique {
             Unique::Off => Vec::new(),

@@ -405,8 +405,14 @@ fn threads_return_the_plan_of_one_thread() {
     assert_eq!(plan("2"), one);
     // 0: one thread per core.
     assert_eq!(plan("0"), one);
-    let o = berth(&["solve", &t, &flag, &inv, "--threads", "two"]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("--threads"), "{err}");
+    for bad in ["two", "257", "-1"] {
+        let arg = format!("--threads={bad}");
+        let o = berth(&["solve", &t, &flag, &inv, &arg]);
+        assert_eq!(o.status.code(), Some(2), "--threads {bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--threads") && err.contains("from 0 (one per core) to 256"),
+            "{err}"
+        );
+    }
 }

@@ -348,6 +348,28 @@ fn zero_solutions_is_an_error() {
 }
 
 #[test]
+fn more_threads_than_the_cap_is_an_error() {
+    let mut p = Problem::new();
+    p.add_var("a", 2);
+    let solve = |threads| {
+        p.solve(&SolveOptions {
+            threads,
+            ..SolveOptions::default()
+        })
+    };
+    let err = solve(berth_solver::MAX_THREADS + 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "asked for {} threads; expected at most {}",
+            berth_solver::MAX_THREADS + 1,
+            berth_solver::MAX_THREADS
+        )
+    );
+    assert!(solve(berth_solver::MAX_THREADS).is_ok());
+}
+
+#[test]
 fn empty_domain_is_infeasible_not_a_panic() {
     let mut p = Problem::new();
     p.add_var("a", 0);
