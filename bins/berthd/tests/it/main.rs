@@ -79,6 +79,15 @@ struct Daemon {
     base: String,
 }
 
+/// A test that ends, however it ends, leaves no daemon running (`kill` on an exited one is a
+/// no-op).
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
