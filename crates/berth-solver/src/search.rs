@@ -392,11 +392,11 @@ impl Pool {
         }
     }
 
-    /// A subtree (`Some(Some)`), none yet (`Some(None)`: wait), or the end: every thread
-    /// waits and none is queued. `idle` is the caller's state, kept in step with the count.
-    fn take(&self, idle: &mut bool) -> Option<Option<Vec<Step>>> {
+    /// A subtree, none yet, or the end (every thread waits and none is queued). `idle` is
+    /// the caller's state, kept in step with the count.
+    fn take(&self, idle: &mut bool) -> Take {
         let Ok(mut j) = self.jobs.lock() else {
-            return None;
+            return Take::End;
         };
         use std::sync::atomic::Ordering::Relaxed;
         if let Some(job) = j.0.pop_front() {
@@ -406,15 +406,26 @@ impl Pool {
                 self.want.fetch_sub(1, Relaxed);
             }
             self.want.fetch_add(1, Relaxed);
-            return Some(Some(job));
+            return Take::Job(job);
         }
         if !*idle {
             *idle = true;
             j.1 += 1;
             self.want.fetch_add(1, Relaxed);
         }
-        (j.1 < self.threads).then_some(None)
+        if j.1 < self.threads {
+            Take::Wait
+        } else {
+            Take::End
+        }
     }
+}
+
+/// What [`Pool::take`] hands a thread.
+enum Take {
+    Job(Vec<Step>),
+    Wait,
+    End,
 }
 
 /// A decision on the path from the root to a subtree: `x = v`, or `x ≠ v` (an earlier
@@ -1608,10 +1619,14 @@ impl<'p> Engine<'p> {
         let mark = self.st.mark();
         self.pool = Some(pool.clone());
         let mut idle = true;
-        while let Some(job) = pool.take(&mut idle) {
-            let Some(path) = job else {
-                std::thread::sleep(std::time::Duration::from_micros(50));
-                continue;
+        loop {
+            let path = match pool.take(&mut idle) {
+                Take::Job(path) => path,
+                Take::Wait => {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                    continue;
+                }
+                Take::End => break,
             };
             if self.done() {
                 continue;
