@@ -96,10 +96,7 @@ pub fn plan(
         deadline,
         stop_at_first: opts.first_plan,
         progress: opts.progress.clone(),
-        threads: match opts.threads {
-            0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-            n => n,
-        },
+        threads: opts.threads,
         ..SolveOptions::default()
     };
     let outcome = lowered

@@ -137,7 +137,7 @@ pub struct SolveOptions {
     pub explain_checks: u32,
     /// Told when the main search improves its best plan.
     pub progress: Option<Arc<dyn Progress>>,
-    /// Threads of the main search (0 counts as 1). With more than one, and when one optimum
+    /// Threads of the main search (0: one per core). With more than one, and when one optimum
     /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`, no `node_limit`), they
     /// share the search tree: each searches a subtree, prunes at the best plan any of them
     /// knows, and gives its untried branches to a thread that waits. A proven optimum is the

@@ -200,8 +200,14 @@ impl Problem {
                 e.improve(opts.seed, FIRST_GAP);
                 // More threads search the subtrees (a proven optimum is then searched
                 // again here alone, so the plan does not depend on their count).
-                if opts.threads > 1 {
-                    e.parallel(opts.threads, opts.helpers_after, &shared);
+                let threads = match opts.threads {
+                    0 => {
+                        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+                    }
+                    n => n,
+                };
+                if threads > 1 {
+                    e.parallel(threads, opts.helpers_after, &shared);
                 }
             }
             e.search(mark);

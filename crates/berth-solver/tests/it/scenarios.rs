@@ -217,7 +217,9 @@ fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
         (solutions[0].clone(), stats)
     };
     let (one, alone) = plan(1, 0, 0);
-    for (threads, seed) in [(2, 0), (4, 0), (2, 7), (1, 7)] {
+    // 0: one thread per core.
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    for (threads, seed) in [(2, 0), (4, 0), (2, 7), (1, 7), (0, 0)] {
         for after in [0, 100, 2_000] {
             let (many, stats) = plan(threads, seed, after);
             assert_eq!(
@@ -226,7 +228,8 @@ fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
             );
             // The threads share the tree once a search outgrows its first nodes: one of
             // them waits from the start, so the other gives it a subtree at its first branch.
-            let shared = threads > 1 && after < alone.nodes;
+            let n = if threads == 0 { cores } else { threads };
+            let shared = n > 1 && after < alone.nodes;
             assert_eq!(
                 stats.subtrees_given > 0,
                 shared,
