@@ -365,18 +365,35 @@ struct Level {
 
 /// The subtrees threads share, as paths from the root, and how many threads wait for one.
 pub(crate) struct Pool {
-    jobs: std::sync::Mutex<(std::collections::VecDeque<Vec<Step>>, usize)>,
-    /// Threads waiting minus subtrees queued, read without the lock.
+    jobs: std::sync::Mutex<Jobs>,
+    /// [`Jobs::want`] as of the last change, read without the lock.
     want: std::sync::atomic::AtomicIsize,
     threads: usize,
+}
+
+struct Jobs {
+    queue: std::collections::VecDeque<Vec<Step>>,
+    /// Threads waiting for a subtree.
+    idle: usize,
+}
+
+impl Jobs {
+    /// Threads waiting that no queued subtree will serve.
+    fn want(&self) -> isize {
+        self.idle as isize - self.queue.len() as isize
+    }
 }
 
 impl Pool {
     /// The whole tree as one subtree, every thread waiting.
     fn new(threads: usize) -> Pool {
+        let jobs = Jobs {
+            queue: std::iter::once(Vec::new()).collect(),
+            idle: threads,
+        };
         Pool {
-            jobs: std::sync::Mutex::new((std::iter::once(Vec::new()).collect(), threads)),
-            want: std::sync::atomic::AtomicIsize::new(threads as isize - 1),
+            want: std::sync::atomic::AtomicIsize::new(jobs.want()),
+            jobs: std::sync::Mutex::new(jobs),
             threads,
         }
     }
@@ -387,8 +404,8 @@ impl Pool {
 
     fn give(&self, job: Vec<Step>) {
         if let Ok(mut j) = self.jobs.lock() {
-            j.0.push_back(job);
-            self.want.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            j.queue.push_back(job);
+            self.publish(&j);
         }
     }
 
@@ -398,26 +415,25 @@ impl Pool {
         let Ok(mut j) = self.jobs.lock() else {
             return Take::End;
         };
-        use std::sync::atomic::Ordering::Relaxed;
-        if let Some(job) = j.0.pop_front() {
-            if *idle {
-                *idle = false;
-                j.1 -= 1;
-                self.want.fetch_sub(1, Relaxed);
-            }
-            self.want.fetch_add(1, Relaxed);
-            return Take::Job(job);
+        let job = j.queue.pop_front();
+        // The caller counts as waiting exactly while it has no subtree.
+        match (*idle, job.is_some()) {
+            (true, true) => j.idle -= 1,
+            (false, false) => j.idle += 1,
+            _ => {}
         }
-        if !*idle {
-            *idle = true;
-            j.1 += 1;
-            self.want.fetch_add(1, Relaxed);
+        *idle = job.is_none();
+        self.publish(&j);
+        match job {
+            Some(job) => Take::Job(job),
+            None if j.idle < self.threads => Take::Wait,
+            None => Take::End,
         }
-        if j.1 < self.threads {
-            Take::Wait
-        } else {
-            Take::End
-        }
+    }
+
+    fn publish(&self, j: &Jobs) {
+        self.want
+            .store(j.want(), std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -1643,7 +1659,6 @@ impl<'p> Engine<'p> {
             self.levels.clear();
         }
         self.pool = None;
-        self.stats.removals = self.st.removals;
     }
 
     /// Follows `path` from the root as [`Engine::dfs_inner`] went down it, each node's
