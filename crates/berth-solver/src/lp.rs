@@ -87,7 +87,7 @@ pub(crate) fn relax(
     loop {
         let left = time.saturating_sub(start.elapsed());
         // A round cut short keeps the multipliers of the one before.
-        let Some((lam, u)) = lp.solve(&cols, left) else {
+        let Some((lam, u)) = lp.solve(&cols, left, true) else {
             break;
         };
         let (adj, _) = lp.adjusted(&lam);
@@ -132,6 +132,10 @@ pub(crate) struct Relaxation {
     built_on: Vec<Vec<u32>>,
     /// Each variable's position in `vars` (`usize::MAX` when not in the LP), by variable.
     pos: Vec<usize>,
+    /// The rows' terms by column: `(row, coefficient)` of value `built_on[i][k]` at
+    /// `by_column[starts[i][k]..starts[i][k + 1]]`, rows increasing.
+    by_column: Vec<(usize, f64)>,
+    starts: Vec<Vec<usize>>,
 }
 
 impl Relaxation {
@@ -177,9 +181,63 @@ impl Relaxation {
             base,
             built_on: Vec::new(),
             pos,
+            by_column: Vec::new(),
+            starts: Vec::new(),
         };
         lp.built_on = lp.domains(st);
+        lp.index_columns();
         Some(lp)
+    }
+
+    /// Fills `by_column` and `starts` from the rows (a counting sort by column).
+    fn index_columns(&mut self) {
+        let mut count: Vec<Vec<usize>> = self
+            .built_on
+            .iter()
+            .map(|on| vec![0; on.len() + 1])
+            .collect();
+        let place = |x: VarId, v: Value| {
+            let i = self.pos[x.index()];
+            let k = self.built_on[i].binary_search(&v.0).ok()?;
+            Some((i, k))
+        };
+        for row in &self.rows {
+            for &(x, v, _) in &row.terms {
+                if let Some((i, k)) = place(x, v) {
+                    count[i][k + 1] += 1;
+                }
+            }
+        }
+        let mut total = 0;
+        for c in &mut count {
+            for n in c.iter_mut() {
+                total += *n;
+                *n = total;
+            }
+        }
+        // `count[i][k]` now starts column (i, k); it is advanced as the column fills, so it
+        // ends where the next one starts.
+        let starts = count.clone();
+        let mut by_column = vec![(0, 0.0); total];
+        for (r, row) in self.rows.iter().enumerate() {
+            for &(x, v, a) in &row.terms {
+                if let Some((i, k)) = place(x, v) {
+                    by_column[count[i][k]] = (r, a);
+                    count[i][k] += 1;
+                }
+            }
+        }
+        self.by_column = by_column;
+        self.starts = starts;
+    }
+
+    /// The rows of value `v` of the variable at `i` in `vars` (none when the rows were not
+    /// built on it).
+    fn column(&self, i: usize, v: u32) -> &[(usize, f64)] {
+        match self.built_on[i].binary_search(&v) {
+            Ok(k) => &self.by_column[self.starts[i][k]..self.starts[i][k + 1]],
+            Err(_) => &[],
+        }
     }
 
     /// The current values of each variable of the LP.
@@ -199,11 +257,15 @@ impl Relaxation {
     }
 
     /// The LP over the columns `cols` (per variable of `vars`, increasing; rows keep only
-    /// their terms): one multiplier per row, of the right sign, and each variable's
-    /// assignment-row dual (for reduced costs). `None` when the solve failed or was
-    /// interrupted.
-    fn solve(&self, cols: &[Vec<u32>], time: Duration) -> Option<(Vec<f64>, Vec<f64>)> {
-        let pos = &self.pos;
+    /// their terms): one multiplier per row, of the right sign, and with `duals` each
+    /// variable's assignment-row dual (for reduced costs; empty without). `None` when the
+    /// solve failed or was interrupted.
+    fn solve(
+        &self,
+        cols: &[Vec<u32>],
+        time: Duration,
+        duals: bool,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
         // A variable with one column is fixed: its assignment row makes its dual `u_x` the
         // column's cost plus its rows' multipliers, so it leaves the LP and its terms move
         // into the rows' objective (deep nodes: 60 variables, a handful of them free).
@@ -214,36 +276,34 @@ impl Relaxation {
                 _ => None,
             })
             .collect();
-        let mut col: Vec<BTreeMap<u32, Vec<(usize, f64)>>> = vec![BTreeMap::new(); self.vars.len()];
-        // Per row: whether it is in the LP, and what its fixed columns use of it.
-        let mut live = vec![false; self.rows.len()];
-        let mut used = vec![0.0; self.rows.len()];
-        let mut terms: Vec<(usize, u32, f64)> = Vec::new();
-        for (r, row) in self.rows.iter().enumerate() {
-            terms.clear();
-            for &(x, v, a) in &row.terms {
-                let i = pos.get(x.index()).copied().unwrap_or(usize::MAX);
-                if cols.get(i).is_none_or(|c| c.binary_search(&v.0).is_err()) {
-                    continue;
+        // Per row: what its fixed columns use of it, how many free columns it has and the
+        // most they can add. Read column by column, so a node pays for its own values only
+        // (the rows' terms are sorted by variable, so each sum adds in the rows' order).
+        let nrows = self.rows.len();
+        let mut used = vec![0.0; nrows];
+        let mut free_terms = vec![0u32; nrows];
+        let mut most = vec![0.0; nrows];
+        for (i, dom) in cols.iter().enumerate() {
+            for &v in dom {
+                for &(r, a) in self.column(i, v) {
+                    if fixed[i].is_some() {
+                        used[r] += a;
+                    } else {
+                        free_terms[r] += 1;
+                        most[r] += a.max(0.0);
+                    }
                 }
-                if fixed[i].is_some() {
-                    used[r] += a;
-                } else {
-                    terms.push((i, v.0, a));
-                }
-            }
-            // A row without a free column has a constant multiplier term, so 0 is as good as
-            // any multiplier; a `≤` row that holds whatever the free columns take (each at
-            // most 1) never binds either (e.g. the support row of a value not among them).
-            let most: f64 = used[r] + terms.iter().map(|t| t.2.max(0.0)).sum::<f64>();
-            if terms.is_empty() || (!row.equal && most <= row.rhs) {
-                continue;
-            }
-            live[r] = true;
-            for &(i, v, a) in &terms {
-                col[i].entry(v).or_default().push((r, a));
             }
         }
+        // A row without a free column has a constant multiplier term, so 0 is as good as
+        // any multiplier; a `≤` row that holds whatever the free columns take (each at
+        // most 1) never binds either (e.g. the support row of a value not among them).
+        let live: Vec<bool> = (0..nrows)
+            .map(|r| {
+                free_terms[r] > 0 && (self.rows[r].equal || used[r] + most[r] > self.rows[r].rhs)
+            })
+            .collect();
+        let col = Columns::new(cols, &fixed, |i, v| self.column(i, v), &live);
         let (free, free_cols) = cols
             .iter()
             .zip(&fixed)
@@ -252,7 +312,7 @@ impl Relaxation {
         let live_rows = live.iter().filter(|&&l| l).count();
         let cells = (free + live_rows) * (free_cols + live_rows);
         if cells <= crate::simplex::MAX_CELLS {
-            return self.solve_dense(cols, &fixed, &col, &live, &used);
+            return self.solve_dense(cols, &fixed, &col, &live, &used, duals);
         }
         let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
         lp.set_time_limit(time);
@@ -278,12 +338,14 @@ impl Relaxation {
             let Some(ui) = u[i] else {
                 continue;
             };
-            for &v in dom {
+            for (k, &v) in dom.iter().enumerate() {
                 expr.clear();
                 expr.push((ui, 1.0));
-                if let Some(rs) = col[i].get(&v) {
-                    expr.extend(rs.iter().filter_map(|&(r, a)| lam[r].map(|l| (l, -a))));
-                }
+                expr.extend(
+                    col.of(i, k)
+                        .iter()
+                        .filter_map(|&(r, a)| lam[r].map(|l| (l, -a))),
+                );
                 let c = self.base[i].get(v as usize).copied().unwrap_or(0.0);
                 lp.add_constraint(expr.as_slice(), ComparisonOp::Le, c);
             }
@@ -303,6 +365,9 @@ impl Relaxation {
                 }
             })
             .collect();
+        if !duals {
+            return Some((lam, Vec::new()));
+        }
         let mut u: Vec<f64> = u
             .iter()
             .map(|u| u.map_or(0.0, |u| sol.var_value(u)))
@@ -351,9 +416,10 @@ impl Relaxation {
         &self,
         cols: &[Vec<u32>],
         fixed: &[Option<u32>],
-        col: &[BTreeMap<u32, Vec<(usize, f64)>>],
+        col: &Columns,
         live: &[bool],
         used: &[f64],
+        duals: bool,
     ) -> Option<(Vec<f64>, Vec<f64>)> {
         let mut at = vec![usize::MAX; self.rows.len()];
         let mut rows: Vec<crate::simplex::Row> = Vec::new();
@@ -373,8 +439,8 @@ impl Relaxation {
                 continue;
             }
             let start = costs.len();
-            for &v in dom {
-                for &(r, a) in col[i].get(&v).map_or(&[][..], Vec::as_slice) {
+            for (k, &v) in dom.iter().enumerate() {
+                for &(r, a) in col.of(i, k) {
                     rows[at[r]].terms.push((costs.len(), a));
                 }
                 costs.push(self.base[i].get(v as usize).copied().unwrap_or(0.0));
@@ -386,23 +452,25 @@ impl Relaxation {
             .iter()
             .map(|&k| mult.get(k).copied().unwrap_or(0.0))
             .collect();
+        if !duals {
+            return Some((lam, Vec::new()));
+        }
         // Each free variable's assignment dual: its least adjusted cost over its columns
         // (only live rows have a multiplier).
         let mut u: Vec<f64> = cols
             .iter()
             .enumerate()
             .map(|(i, dom)| {
-                let adjusted = |v: u32| {
-                    let extra: f64 = col[i]
-                        .get(&v)
-                        .map_or(0.0, |rs| rs.iter().map(|&(r, a)| lam[r] * a).sum());
+                let adjusted = |k: usize, v: u32| {
+                    let extra: f64 = col.of(i, k).iter().map(|&(r, a)| lam[r] * a).sum();
                     self.base[i].get(v as usize).copied().unwrap_or(0.0) + extra
                 };
                 match fixed[i] {
                     Some(_) => 0.0,
                     None => dom
                         .iter()
-                        .map(|&v| adjusted(v))
+                        .enumerate()
+                        .map(|(k, &v)| adjusted(k, v))
                         .fold(f64::INFINITY, f64::min),
                 }
             })
@@ -432,7 +500,7 @@ impl Relaxation {
         limit: f64,
     ) -> Option<(NodeDual, Vec<(u32, u32)>)> {
         let domains = self.domains(st);
-        let (lam, _) = self.solve(&domains, time)?;
+        let (lam, _) = self.solve(&domains, time, false)?;
         // The adjusted costs of the node's values only (`adjusted` covers each universe).
         let mut costs: Vec<(u32, Vec<(u32, f64)>)> = self
             .vars
@@ -454,6 +522,49 @@ impl Relaxation {
         let (lb, drop) = dual.filter(st, limit)?;
         dual.lb = lb;
         Some((dual, drop))
+    }
+}
+
+/// The live rows of a node LP's free columns, by column: value `cols[i][k]`'s are
+/// `rows[at[i][k]..at[i][k + 1]]` (fixed variables have none).
+struct Columns {
+    at: Vec<Vec<usize>>,
+    rows: Vec<(usize, f64)>,
+}
+
+impl Columns {
+    fn new<'a>(
+        cols: &[Vec<u32>],
+        fixed: &[Option<u32>],
+        column: impl Fn(usize, u32) -> &'a [(usize, f64)],
+        live: &[bool],
+    ) -> Columns {
+        let mut rows = Vec::new();
+        let at = cols
+            .iter()
+            .zip(fixed)
+            .enumerate()
+            .map(|(i, (dom, f))| {
+                if f.is_some() {
+                    return Vec::new();
+                }
+                let mut at = Vec::with_capacity(dom.len() + 1);
+                at.push(rows.len());
+                for &v in dom {
+                    rows.extend(column(i, v).iter().filter(|t| live[t.0]));
+                    at.push(rows.len());
+                }
+                at
+            })
+            .collect();
+        Columns { at, rows }
+    }
+
+    fn of(&self, i: usize, k: usize) -> &[(usize, f64)] {
+        match self.at[i].get(k..k + 2) {
+            Some(&[a, b]) => &self.rows[a..b],
+            _ => &[],
+        }
     }
 }
 
