@@ -193,9 +193,12 @@ pub(crate) struct Compiled {
     /// Initial content of the cells (two per unary leaf: lowest and highest live position).
     pub(crate) cells: Vec<i64>,
     pub(crate) keys: Vec<VarKey>,
+    integral: bool,
 }
 
 const ENUM_LIMIT: u64 = 1 << 20;
+/// The largest whole cost term [`Compiled::integral`] accepts.
+const WHOLE_MAX: f64 = (1u64 << 40) as f64;
 const NODE_ENUM_LIMIT: u64 = 4096;
 
 fn mul(a: f64, b: f64) -> f64 {
@@ -210,6 +213,7 @@ impl Compiled {
             sign,
             cells: Vec::new(),
             keys: (0..sizes.len()).map(|_| VarKey::default()).collect(),
+            integral: false,
         };
         let mut errors = Vec::new();
         let mut orders: BTreeMap<usize, Arc<[u32]>> = BTreeMap::new();
@@ -232,6 +236,7 @@ impl Compiled {
             };
             c.keys[var].order = order;
         }
+        c.integral = c.whole_costs();
         Ok(c)
     }
 
@@ -443,6 +448,30 @@ impl Compiled {
     /// Every variable the objective reads, increasing.
     pub(crate) fn all_vars(&self) -> Vec<u32> {
         self.node_vars(self.root)
+    }
+
+    /// Whether every assignment costs a whole number: constants, unary tables and weights
+    /// whole, combined by sums, products, minima and maxima (a pair function or a
+    /// normalization could be anything). Bounds then round up: a node whose bound exceeds
+    /// the largest whole number below the incumbent holds nothing cheaper.
+    pub(crate) fn integral(&self) -> bool {
+        self.integral
+    }
+
+    fn whole_costs(&self) -> bool {
+        // Sums of such numbers stay exact in an f64 far beyond any real plan's cost.
+        fn whole(x: f64) -> bool {
+            x.is_finite() && x.fract() == 0.0 && x.abs() <= WHOLE_MAX
+        }
+        self.nodes.iter().all(|n| match n {
+            Node::Const(c) => whole(*c),
+            Node::Unary { costs, .. } => costs.iter().all(|&c| whole(c)),
+            Node::Pair { .. } | Node::Norm { .. } => false,
+            Node::Sum(ts) => ts.iter().all(|&(w, _)| whole(w)),
+            // A product of whole numbers may outgrow what an f64 holds exactly.
+            Node::Product(_) => false,
+            Node::Min(_) | Node::Max(_) => true,
+        })
     }
 
     /// The weighted terms of the root when it is a sum (what decomposition splits).

@@ -206,6 +206,9 @@ const NODE_LP_VALUES: u64 = 1_000;
 const FRESH_LP_VALUES_PER_VAR: u64 = 3;
 /// Deepest node whose domains the node LP rows are built on (the nodes below reuse them).
 const NODE_LP_BUILD_DEPTH: u32 = 2;
+/// How far above a whole number a bound must be to rule it out, relative to the cost: far
+/// above the bounds' rounding errors, far below 1.
+const WHOLE_SLACK: f64 = 1e-6;
 /// Longest node LP solve. They take milliseconds at that size; the limit is far above, so a
 /// loaded machine never cuts one and the search stays the same run after run.
 const NODE_LP_TIME: std::time::Duration = std::time::Duration::from_secs(10);
@@ -297,6 +300,8 @@ pub(crate) struct Engine<'p> {
     pub(crate) st: State,
     root: bool,
     with_objective: bool,
+    /// Every plan costs a whole number (see [`Compiled::integral`]), so bounds round up.
+    integral: bool,
     first_only: bool,
     k: usize,
     pub(crate) found: Vec<Found>,
@@ -604,6 +609,7 @@ impl<'p> Engine<'p> {
             st: State::new(&p.sizes(), cells),
             root: true,
             with_objective: cfg.with_objective,
+            integral: obj.integral() && (!cfg.soft || p.entries().all(|(_, w)| w.is_none())),
             first_only: cfg.first_only,
             k: cfg.k.max(1),
             found: Vec::new(),
@@ -1215,7 +1221,7 @@ impl<'p> Engine<'p> {
 
     /// Reduced-cost filtering of the Lagrangian bound against the incumbent.
     fn lag_filter(&mut self) -> Result<(), Conflict> {
-        let t = self.threshold();
+        let t = self.bound_limit();
         let Some(root) = self.obj.root_terms() else {
             return Ok(());
         };
@@ -1260,11 +1266,18 @@ impl<'p> Engine<'p> {
         }
         let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
         let limit = t - 1e-9 * t.abs().max(1.0) - penalty;
+        // A node is pruned at the bound limit, but its values are filtered at the threshold
+        // itself: filtering at the limit as well made some trees smaller and others larger
+        // (60×800, one thread: seed 6 −7% nodes, seed 5 +13%).
+        let prune_at = {
+            let b = self.bound_limit();
+            b - 1e-9 * b.abs().max(1.0) - penalty
+        };
         let values = self.st.values_left();
         if let Some((_, dual)) = self.node_duals.last()
             && let Some((lb, drop)) = dual.filter(&self.st, limit)
         {
-            if lb >= limit {
+            if lb >= prune_at {
                 return Err(Conflict { var: None });
             }
             // Where few values are left the LP is small and cheap: always a fresh one.
@@ -1295,7 +1308,7 @@ impl<'p> Engine<'p> {
         else {
             return Ok(());
         };
-        if dual.lb >= limit {
+        if dual.lb >= prune_at {
             return Err(Conflict { var: None });
         }
         self.node_duals.push((depth, dual));
@@ -1329,11 +1342,23 @@ impl<'p> Engine<'p> {
         self.incumbent_cost().min(self.target)
     }
 
+    /// What bounds are compared with: the threshold, or with whole-number costs a little
+    /// above the largest whole number below it, since a bound past that number rules out
+    /// every plan the threshold would keep.
+    fn bound_limit(&self) -> f64 {
+        let t = self.threshold();
+        if !self.integral || !t.is_finite() {
+            return t;
+        }
+        let below = t.ceil() - 1.0;
+        t.min(below + WHOLE_SLACK * below.abs().max(1.0))
+    }
+
     fn pruned(&mut self) -> bool {
         if !self.with_objective {
             return false;
         }
-        let t = self.threshold();
+        let t = self.bound_limit();
         if t == f64::INFINITY && self.comps.is_none() {
             return false;
         }

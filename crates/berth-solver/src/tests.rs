@@ -556,3 +556,34 @@ proptest! {
         );
     }
 }
+
+/// Whole-number costs are recognised only where every plan's cost is provably whole.
+#[test]
+fn integral_objectives_are_recognised() {
+    let whole: Arc<[f64]> = Arc::from(vec![3.0, 1.0, 2.0]);
+    let half: Arc<[f64]> = Arc::from(vec![3.0, 1.5, 2.0]);
+    let u = |x: u32, t: &Arc<[f64]>| Expr::unary(VarId(x), t.clone());
+    let integral = |e: &Expr| Compiled::new(e, 1.0, &[3, 3]).expect("valid").integral();
+    assert!(integral(&Expr::sum([
+        (1.0, u(0, &whole)),
+        (-2.0, u(1, &whole))
+    ])));
+    assert!(integral(&Expr::Min(vec![u(0, &whole), Expr::Const(4.0)])));
+    assert!(integral(&Expr::Max(vec![u(0, &whole), u(1, &whole)])));
+    assert!(!integral(&Expr::sum([
+        (0.5, u(0, &whole)),
+        (1.0, u(1, &whole))
+    ])));
+    assert!(!integral(&Expr::sum([
+        (1.0, u(0, &half)),
+        (1.0, u(1, &whole))
+    ])));
+    assert!(!integral(&Expr::Min(vec![u(0, &whole), Expr::Const(0.25)])));
+    assert!(!integral(&u(0, &whole).normalize(0.0, 3.0)));
+    assert!(!integral(&Expr::Product(vec![u(0, &whole), u(1, &whole)])));
+    // A pair function's values are not known, even when they happen to be whole.
+    let pair = Expr::pair(VarId(0), VarId(1), 0.0, 4.0, |a: Value, b: Value| {
+        f64::from(a.0 + b.0)
+    });
+    assert!(!integral(&pair));
+}
