@@ -36,7 +36,7 @@ pub struct Args {
     first: bool,
     /// Search threads, sharing the search tree (0: one per core). A proven optimum is the
     /// same plan for any count; a plan cut by --time-limit may differ from run to run.
-    /// With --node-limit the search runs on one thread.
+    /// With --node-limit the threads run in lock step: the same plan run after run.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_threads)]
     threads: usize,
     /// HAS `unique`: a candidate used in one plan is excluded from the next ones.

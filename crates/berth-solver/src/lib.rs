@@ -47,9 +47,10 @@
 //! incumbent, the rest fixed) improve the incumbent between phases of the search. With
 //! several threads ([`SolveOptions::threads`]) they share the tree: a thread that waits is
 //! given the untried branches of another's shallowest open node, and all prune at the best
-//! plan any of them knows. A proven optimum is then searched again, on one thread, for the
-//! first optimal plan in search order, so the plan returned is the same for any thread
-//! count and seed.
+//! plan any of them knows (under a node limit in lock step: they meet every few hundred
+//! nodes each, and only then pass plans and subtrees). A proven optimum is then searched
+//! again, on one thread, for the first optimal plan in search order, so the plan returned
+//! is the same for any thread count and seed.
 //! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
 //! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
 //! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,
@@ -60,8 +61,9 @@
 //!   assignments are checked before they are accepted, whatever the propagators did.
 //! - Same problem and options, same outcome: no hash iteration, no randomness but the seeded
 //!   rounds', no clock except through the injected [`Deadline`]. With several threads, a
-//!   search cut by a limit may end on a different plan from run to run (the threads share
-//!   plans as they find them); a proven optimum does not.
+//!   search cut by a deadline may end on a different plan from run to run (the threads share
+//!   plans as they find them); a proven optimum does not. Under a node limit the threads
+//!   run in lock step (see [`SolveOptions::threads`]), so the outcome is the same.
 //! - Undo is exact: domains, assignments and constraint cells are restored from one trail.
 //!
 //! ```
@@ -97,6 +99,7 @@ mod ids;
 mod keys;
 mod lagrange;
 mod lns;
+mod lockstep;
 mod lp;
 mod matching;
 mod problem;

@@ -7,6 +7,7 @@ use crate::decompose::Components;
 use crate::expr::Compiled;
 use crate::lagrange::{self, Lagrange};
 use crate::lns::Neighbourhoods;
+use crate::lockstep::{Lockstep, Post};
 use crate::matching::{KeyGroup, group_lb, key_groups};
 use crate::state::{Event, State};
 use crate::{Assignment, Conflict, Constraint, ConstraintId, Ctx, Problem, Value, VarId};
@@ -125,7 +126,8 @@ pub struct SolveOptions {
     pub solutions: usize,
     /// HAS `unique` semantics.
     pub unique: Unique,
-    /// Stop after this many search nodes (deterministic, unlike a deadline).
+    /// Stop after this many search nodes, all threads together (deterministic, unlike a
+    /// deadline, on any number of threads: see `threads`).
     pub node_limit: Option<u64>,
     /// Stop when this says so (checked every 64 nodes).
     pub deadline: Option<Arc<dyn Deadline>>,
@@ -138,11 +140,14 @@ pub struct SolveOptions {
     /// Told when the main search improves its best plan.
     pub progress: Option<Arc<dyn Progress>>,
     /// Threads of the main search (0: one per core). With more than one, and when one optimum
-    /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`, no `node_limit`), they
-    /// share the search tree: each searches a subtree, prunes at the best plan any of them
-    /// knows, and gives its untried branches to a thread that waits. A proven optimum is the
-    /// same plan whatever the count (see [`Problem::solve`]); a search a limit cuts may end
-    /// on another plan from run to run.
+    /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`), they share the search
+    /// tree: each searches a subtree, prunes at the best plan any of them knows, and gives
+    /// its untried branches to a thread that waits. A proven optimum is the same plan
+    /// whatever the count (see [`Problem::solve`]); a search a deadline cuts may end on
+    /// another plan from run to run. With a `node_limit` they run in lock step: each
+    /// searches 256 of its own nodes, then all meet, and only at a meeting do plans pass
+    /// and waiting threads get subtrees, so the outcome (plans and counters) is the same run
+    /// after run for a given count.
     ///
     /// [`Problem::solve`]: crate::Problem::solve
     pub threads: usize,
@@ -355,6 +360,30 @@ pub(crate) struct Engine<'p> {
     pool: Option<Arc<Pool>>,
     path: Vec<Step>,
     levels: Vec<Level>,
+    /// With a node limit the threads share the tree in lock step instead (see
+    /// [`Engine::lockstep_top`]): the meeting point, this thread's number, its node count at
+    /// the last meeting, and whether a meeting ended the search.
+    lock: Option<(Arc<Meetings>, usize)>,
+    met_at: u64,
+    lock_over: bool,
+}
+
+/// The lock-step meeting point of a search's threads (see `lockstep.rs`); a subtree
+/// promised but not found (never, as the giver counted its own) is handed over as `None`.
+type Meetings = Lockstep<Option<Vec<Step>>, StopReason>;
+
+/// Nodes each thread searches between two meetings of a lock-step search: a meeting costs
+/// a few microseconds, a node tens.
+const MEET_EVERY: u64 = 256;
+
+/// What a meeting tells a thread (see [`Engine::meet`]).
+enum Met {
+    /// Go on as before.
+    On,
+    /// Search this subtree.
+    Job(Vec<Step>),
+    /// The search is over.
+    Over,
 }
 
 /// A branch on the current path: `x = v`, tried at `path[at]` (see [`Engine::give`]).
@@ -642,6 +671,9 @@ impl<'p> Engine<'p> {
             pool: None,
             path: Vec::new(),
             levels: Vec::new(),
+            lock: None,
+            met_at: 0,
+            lock_over: false,
         }
     }
 
@@ -1371,6 +1403,14 @@ impl<'p> Engine<'p> {
         if self.stats.stopped.is_some() {
             return true;
         }
+        if self
+            .lock
+            .as_ref()
+            .is_some_and(|(m, _)| self.stats.nodes - self.met_at >= m.every)
+            && matches!(self.meet(false), Met::Over)
+        {
+            return true;
+        }
         if self.node_limit.is_some_and(|l| self.stats.nodes >= l) {
             self.stats.stopped = Some(StopReason::NodeLimit);
             return true;
@@ -1603,12 +1643,16 @@ impl<'p> Engine<'p> {
     /// Sound and complete as the one-thread search is: every branch it would try is
     /// searched by exactly one thread.
     fn dfs_top(&mut self) {
-        if self.workers < 2 || self.shared.is_none() || self.node_limit.is_some() {
+        if self.workers < 2 || self.shared.is_none() {
             self.dfs(0);
             return;
         }
         // A tree searched within its first nodes does not pay the threads' start.
         if self.probe(self.alone) {
+            return;
+        }
+        if self.node_limit.is_some() {
+            self.lockstep_top();
             return;
         }
         let pool = Arc::new(Pool::new(self.workers));
@@ -1653,6 +1697,133 @@ impl<'p> Engine<'p> {
             e.seed(f.solution.values.clone());
         }
         e
+    }
+
+    /// [`Engine::dfs_top`] under a node limit: the threads share the tree as there, but in
+    /// lock step (see `lockstep.rs`), so the search does not depend on timing and a limit
+    /// stops it at the same node run after run. Each thread searches [`MEET_EVERY`] of its
+    /// own nodes between meetings (or waits there without work); only there does the best
+    /// plan pass between threads and do threads without work get subtrees.
+    fn lockstep_top(&mut self) {
+        let meetings = Arc::new(Meetings::new(
+            self.workers,
+            MEET_EVERY,
+            self.node_limit.map(|l| (l, StopReason::NodeLimit)),
+        ));
+        // Plans pass only at meetings, not through the shared incumbent.
+        let shared = self.shared.take();
+        let root = self.st.clone();
+        let base = root.removals;
+        let mut helpers: Vec<Engine<'p>> = (1..self.workers)
+            .map(|_| self.subtree_engine(root.clone()))
+            .collect();
+        std::thread::scope(|s| {
+            for (i, h) in helpers.iter_mut().enumerate() {
+                let meetings = meetings.clone();
+                s.spawn(move || h.in_lockstep(meetings, i + 1));
+            }
+            self.in_lockstep(meetings.clone(), 0);
+        });
+        for h in &helpers {
+            self.st.removals += h.st.removals - base;
+            self.stats.add(&Stats {
+                removals: 0,
+                ..h.stats
+            });
+            // The last meeting passed every plan on; a tie keeps the lowest thread's.
+            if let Some(f) = h.found.first()
+                && f.cost < self.incumbent_cost()
+            {
+                self.seed(f.solution.values.clone());
+            }
+        }
+        self.stats.removals = self.st.removals;
+        self.shared = shared;
+        if let (Some(sh), Some(f)) = (self.shared, self.found.first()) {
+            sh.offer(f.cost, &f.solution.values);
+        }
+    }
+
+    /// One thread of [`Engine::lockstep_top`]: thread 0 starts with the whole tree, the others
+    /// without work; each searches what it is given and meets the others until a meeting
+    /// ends the search.
+    fn in_lockstep(&mut self, meetings: Arc<Meetings>, id: usize) {
+        let mark = self.st.mark();
+        self.lock = Some((meetings, id));
+        self.met_at = self.stats.nodes;
+        self.lock_over = false;
+        let mut job = (id == 0).then(Vec::new);
+        loop {
+            if let Some(path) = job.take() {
+                if !self.done()
+                    && let Some(depth) = self.replay(&path)
+                {
+                    self.path = path;
+                    self.dfs(depth);
+                }
+                self.st.undo_to(mark);
+                self.st.clear_events();
+                self.node_duals.clear();
+                self.path.clear();
+                self.levels.clear();
+            }
+            if self.lock_over {
+                break;
+            }
+            match self.meet(true) {
+                Met::On => {}
+                Met::Job(path) => job = Some(path),
+                Met::Over => break,
+            }
+        }
+        self.lock = None;
+    }
+
+    /// Meets the other threads of a lock-step search: brings this thread's state, takes the
+    /// best plan, gives the subtrees the meeting asks of it and receives one if promised.
+    fn meet(&mut self, idle: bool) -> Met {
+        let Some((meetings, id)) = self.lock.clone() else {
+            return Met::On;
+        };
+        let open = if idle || self.done() {
+            0
+        } else {
+            self.levels.iter().filter(|l| l.open && !l.given).count()
+        };
+        let post = Post {
+            idle,
+            open,
+            nodes: self.stats.nodes,
+            best: self
+                .found
+                .first()
+                .map(|f| (f.cost, f.solution.values.clone())),
+            stopped: self.stats.stopped,
+        };
+        let verdict = meetings.meet(id, post);
+        self.met_at = self.stats.nodes;
+        if let Some((cost, plan)) = &verdict.best
+            && *cost < self.incumbent_cost()
+        {
+            self.seed(plan.clone());
+        }
+        for &to in verdict.give.get(id).map_or(&[][..], Vec::as_slice) {
+            let job = self.split();
+            meetings.deliver(to, job);
+        }
+        if let Some(why) = verdict.end {
+            self.lock_over = true;
+            if let Some(why) = why {
+                self.stats.stopped.get_or_insert(why);
+            }
+            return Met::Over;
+        }
+        if verdict.receive.get(id).copied().unwrap_or(false)
+            && let Some(job) = meetings.collect(id)
+        {
+            return Met::Job(job);
+        }
+        Met::On
     }
 
     /// Takes subtrees from `pool` until every thread waits for one.
@@ -1723,18 +1894,24 @@ impl<'p> Engine<'p> {
     /// on this thread's path that has some (that node with its current branch refuted), and
     /// that node here ends with its current branch.
     fn give(&mut self) {
-        let Some(pool) = &self.pool else { return };
-        if !pool.hungry() {
+        if !self.pool.as_ref().is_some_and(|p| p.hungry()) {
             return;
         }
-        let Some(level) = self.levels.iter_mut().find(|l| l.open && !l.given) else {
-            return;
-        };
+        if let (Some(job), Some(pool)) = (self.split(), &self.pool) {
+            pool.give(job);
+        }
+    }
+
+    /// The untried branches of the shallowest node on the path that has some, as a path
+    /// from the root (that node with its current branch refuted); that node here then ends
+    /// with its current branch.
+    fn split(&mut self) -> Option<Vec<Step>> {
+        let level = self.levels.iter_mut().find(|l| l.open && !l.given)?;
         level.given = true;
         let mut job = self.path[..level.at].to_vec();
         job.push(Step::Remove(level.x, level.v));
-        pool.give(job);
         self.stats.subtrees_given += 1;
+        Some(job)
     }
 
     /// Depth-first branch and bound from the current node.
@@ -1765,7 +1942,7 @@ impl<'p> Engine<'p> {
             self.leaf();
             return;
         };
-        let shared_tree = self.pool.is_some();
+        let shared_tree = self.pool.is_some() || self.lock.is_some();
         if shared_tree {
             self.give();
         }

@@ -877,6 +877,42 @@ proptest! {
         prop_assert_eq!(many.solutions(), again.solutions());
     }
 
+    /// Under a node limit several threads share the tree in lock step: the outcome, counters
+    /// included, is the same run after run; plans hold, and a search the limit does not cut
+    /// finds the brute-force optimum, as one thread does.
+    #[test]
+    fn node_limited_threads_are_deterministic(seed in any::<u64>(), threads in 2usize..5, grouped in any::<bool>(), limit in 1u64..3_000, lp in any::<bool>()) {
+        let spec = if grouped { gen_grouped(seed) } else { gen_contended(seed) };
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions {
+            threads,
+            helpers_after: 0,
+            node_limit: Some(limit),
+            lp_min_values: if lp { Some(0) } else { None },
+            explain_node_limit: 50,
+            ..SolveOptions::default()
+        };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for _ in 0..2 {
+            prop_assert_eq!(&out, &p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?);
+        }
+        match &out {
+            Outcome::Solved { solutions, optimal, stats, .. } => {
+                check_solutions(&spec, &p, solutions)?;
+                prop_assert_eq!(*optimal, stats.stopped.is_none());
+                if *optimal {
+                    prop_assert!(close(solutions[0].score, all[0].0), "solver {} brute {}", solutions[0].score, all[0].0);
+                }
+            }
+            Outcome::Stopped { stats, .. } => prop_assert!(stats.stopped.is_some()),
+            Outcome::Infeasible { explanation, .. } => {
+                prop_assert!(all.is_empty());
+                check_explanation(&spec, explanation)?;
+            }
+        }
+    }
+
     /// The LP bound on every problem, however small (root multipliers, node LPs and their
     /// reduced-cost filtering, over pair tables, distinct values and keys, same keys and
     /// two-dimensional capacities): the optimum and the k best equal brute force, run after

@@ -169,8 +169,39 @@ impl Deadline for AfterChecks {
 }
 
 fn big_problem() -> Problem {
+    problem_of(14)
+}
+
+/// `n` demands placed on `hosts` hosts of capacity `cap` each, demands of 1 to 4, with
+/// scattered costs.
+fn packing(n: u32, hosts: u32, cap: i64) -> Problem {
     let mut p = Problem::new();
-    let n = 14u32;
+    let holder: Arc<[u32]> = Arc::from((0..hosts).collect::<Vec<_>>());
+    let vars: Vec<VarId> = (0..n).map(|i| p.add_var(format!("d{i}"), hosts)).collect();
+    p.add_constraint(
+        "capacity",
+        Capacity::new(
+            1,
+            vec![vec![cap]; hosts as usize],
+            vars.iter()
+                .enumerate()
+                .map(|(i, &x)| (x, holder.clone(), vec![1 + (i as i64 * 7) % 4]))
+                .collect(),
+        ),
+    );
+    let terms = vars.iter().enumerate().map(|(i, &x)| {
+        let costs: Vec<f64> = (0..hosts as usize)
+            .map(|h| ((h * h * 13 + i * 7 + h * i * 3) % 29) as f64)
+            .collect();
+        (1.0, Expr::unary(x, costs))
+    });
+    p.set_objective(Sense::Minimize, Expr::sum(terms.collect::<Vec<_>>()));
+    p
+}
+
+/// `n` variables of `n` values, all different, with scattered unary costs.
+fn problem_of(n: u32) -> Problem {
+    let mut p = Problem::new();
     let vars: Vec<VarId> = (0..n).map(|i| p.add_var(format!("v{i}"), n)).collect();
     let zone: Arc<[u32]> = Arc::from((0..n).collect::<Vec<_>>());
     p.add_constraint(
@@ -236,6 +267,69 @@ fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
                 "{threads} threads, {stats:?}"
             );
         }
+    }
+}
+
+/// Under a node limit the threads share the tree in lock step: the outcome, counters
+/// included, is the same run after run for a thread count, the limit holds across the
+/// threads, and a search the limit does not cut proves the plan one thread returns.
+#[test]
+fn a_node_limit_on_several_threads_gives_the_same_outcome_every_run() {
+    let run = |p: &Problem, threads: usize, node_limit: u64| {
+        p.solve(&SolveOptions {
+            threads,
+            node_limit: Some(node_limit),
+            helpers_after: 0,
+            ..SolveOptions::default()
+        })
+        .expect("valid problem")
+    };
+    // Searches cut by the limit, some after plans were found.
+    let hard = packing(60, 14, 11);
+    let (mut cut, mut planned) = (0, 0);
+    for threads in [2, 3, 4] {
+        for limit in [4_000, 15_000] {
+            let first = run(&hard, threads, limit);
+            for _ in 0..3 {
+                assert_eq!(
+                    run(&hard, threads, limit),
+                    first,
+                    "{threads} threads, limit {limit}"
+                );
+            }
+            let (optimal, stats) = match first {
+                Outcome::Solved { optimal, stats, .. } => {
+                    planned += usize::from(!optimal);
+                    (optimal, stats)
+                }
+                Outcome::Stopped { stats, .. } => (false, stats),
+                Outcome::Infeasible { .. } => panic!("expected a search, got {first:?}"),
+            };
+            assert!(stats.subtrees_given > 0, "{threads} threads, {stats:?}");
+            if !optimal {
+                cut += 1;
+                assert_eq!(stats.stopped, Some(StopReason::NodeLimit));
+                assert!(
+                    stats.nodes >= limit,
+                    "{threads} threads, limit {limit}, {stats:?}"
+                );
+            }
+        }
+    }
+    assert!(cut > 0, "no search was cut by its limit");
+    // Cut after a plan was found: the threads passed plans at their meetings.
+    assert!(planned > 0, "no search found a plan before its limit");
+    // A search within the limit proves the plan one thread returns.
+    let easy = packing(20, 6, 9);
+    let one = run(&easy, 1, u64::MAX);
+    assert!(
+        matches!(one, Outcome::Solved { optimal: true, .. }),
+        "{one:?}"
+    );
+    for threads in [2, 4] {
+        let many = run(&easy, threads, 1_000_000);
+        assert_eq!(many.solutions(), one.solutions(), "{threads} threads");
+        assert_eq!(run(&easy, threads, 1_000_000), many, "{threads} threads");
     }
 }
 
