@@ -1,9 +1,10 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--threads N] [--seed N] [--lp N|off] [--trace] [--explain] [--plan OUT]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--trace] [--explain] [--plan OUT]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr; `--plan`: the plan found, each demand's
-//! candidate, as a JSON array).
+//! candidate, as a JSON array; `--node-limit`: stop after N nodes of all threads, the
+//! same search run after run).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
 
@@ -119,8 +120,17 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
         },
         None => SolveOptions::default().lp_min_values,
     };
+    let node_limit = match arg(args, "--node-limit").map(str::parse::<u64>) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) => {
+            eprintln!("--node-limit: expected a number of nodes");
+            return ExitCode::from(2);
+        }
+    };
     let opts = SolveOptions {
         deadline: Some(Arc::new(start + Duration::from_secs_f64(limit))),
+        node_limit,
         threads,
         seed,
         progress,
