@@ -16,7 +16,8 @@
 //! [`Problem::solve`] runs depth-first branch and bound: fail-first variable order (smallest
 //! domain, then, with the LP bound, the largest regret in adjusted cost, else most
 //! constraints), best-cost value order, two-way branching, propagation to a
-//! fixpoint (unit propagation included), pruning by the bound of the k-th best solution.
+//! fixpoint (unit propagation included), pruning by the bound of the k-th best solution
+//! (rounded up to the next whole number when every plan's cost is whole).
 //! When the objective is a sum, independent components (linked by terms and small-scope
 //! constraints; large ones such as a shared capacity are relaxed) are solved alone first;
 //! components whose parts clash are merged and re-solved. Their optima tighten the bound at
