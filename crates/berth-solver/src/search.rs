@@ -1656,17 +1656,25 @@ impl<'p> Engine<'p> {
             return;
         }
         let pool = Arc::new(Pool::new(self.workers));
+        self.with_helpers(|e, _| e.subtrees(pool.clone()));
+        self.pull_shared();
+    }
+
+    /// Runs `work` here (thread 0) and on `workers - 1` helpers that start from the current
+    /// node (threads 1 and up), then adds the helpers' counters to this engine's. The
+    /// helpers are returned for the plans they found.
+    fn with_helpers(&mut self, work: impl Fn(&mut Engine<'p>, usize) + Sync) -> Vec<Engine<'p>> {
         let root = self.st.clone();
         let base = root.removals;
         let mut helpers: Vec<Engine<'p>> = (1..self.workers)
             .map(|_| self.subtree_engine(root.clone()))
             .collect();
         std::thread::scope(|s| {
-            for h in &mut helpers {
-                let pool = pool.clone();
-                s.spawn(move || h.subtrees(pool));
+            for (i, h) in helpers.iter_mut().enumerate() {
+                let work = &work;
+                s.spawn(move || work(h, i + 1));
             }
-            self.subtrees(pool.clone());
+            work(self, 0);
         });
         for h in &helpers {
             // Their states began as copies of this one: only their own removals count.
@@ -1677,7 +1685,7 @@ impl<'p> Engine<'p> {
             });
         }
         self.stats.removals = self.st.removals;
-        self.pull_shared();
+        helpers
     }
 
     /// An engine for the subtrees of this one's search (see [`Engine::dfs_top`]): its
@@ -1712,24 +1720,8 @@ impl<'p> Engine<'p> {
         ));
         // Plans pass only at meetings, not through the shared incumbent.
         let shared = self.shared.take();
-        let root = self.st.clone();
-        let base = root.removals;
-        let mut helpers: Vec<Engine<'p>> = (1..self.workers)
-            .map(|_| self.subtree_engine(root.clone()))
-            .collect();
-        std::thread::scope(|s| {
-            for (i, h) in helpers.iter_mut().enumerate() {
-                let meetings = meetings.clone();
-                s.spawn(move || h.in_lockstep(meetings, i + 1));
-            }
-            self.in_lockstep(meetings.clone(), 0);
-        });
+        let helpers = self.with_helpers(|e, id| e.in_lockstep(meetings.clone(), id));
         for h in &helpers {
-            self.st.removals += h.st.removals - base;
-            self.stats.add(&Stats {
-                removals: 0,
-                ..h.stats
-            });
             // The last meeting passed every plan on; a tie keeps the lowest thread's.
             if let Some(f) = h.found.first()
                 && f.cost < self.incumbent_cost()
@@ -1737,7 +1729,6 @@ impl<'p> Engine<'p> {
                 self.seed(f.solution.values.clone());
             }
         }
-        self.stats.removals = self.st.removals;
         self.shared = shared;
         if let (Some(sh), Some(f)) = (self.shared, self.found.first()) {
             sh.offer(f.cost, &f.solution.values);
@@ -1755,17 +1746,7 @@ impl<'p> Engine<'p> {
         let mut job = (id == 0).then(Vec::new);
         loop {
             if let Some(path) = job.take() {
-                if !self.done()
-                    && let Some(depth) = self.replay(&path)
-                {
-                    self.path = path;
-                    self.dfs(depth);
-                }
-                self.st.undo_to(mark);
-                self.st.clear_events();
-                self.node_duals.clear();
-                self.path.clear();
-                self.levels.clear();
+                self.search_subtree(path, mark);
             }
             if self.lock_over {
                 break;
@@ -1844,17 +1825,25 @@ impl<'p> Engine<'p> {
                 continue;
             }
             self.pull_shared();
-            if let Some(depth) = self.replay(&path) {
-                self.path = path;
-                self.dfs(depth);
-            }
-            self.st.undo_to(mark);
-            self.st.clear_events();
-            self.node_duals.clear();
-            self.path.clear();
-            self.levels.clear();
+            self.search_subtree(path, mark);
         }
         self.pool = None;
+    }
+
+    /// Searches the subtree at the end of `path` (unless the search is over), then goes back
+    /// to the root at `mark`.
+    fn search_subtree(&mut self, path: Vec<Step>, mark: usize) {
+        if !self.done()
+            && let Some(depth) = self.replay(&path)
+        {
+            self.path = path;
+            self.dfs(depth);
+        }
+        self.st.undo_to(mark);
+        self.st.clear_events();
+        self.node_duals.clear();
+        self.path.clear();
+        self.levels.clear();
     }
 
     /// Follows `path` from the root as [`Engine::dfs_inner`] went down it, each node's
