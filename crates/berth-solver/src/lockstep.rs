@@ -17,7 +17,7 @@ pub(crate) struct Post<R> {
     pub(crate) open: usize,
     /// Its nodes so far (the main thread's include the searches before this one).
     pub(crate) nodes: u64,
-    /// Its best plan, when cheaper than the last meeting's.
+    /// Its best plan.
     pub(crate) best: Option<(f64, Vec<Value>)>,
     /// It stopped on its own (a deadline), and why.
     pub(crate) stopped: Option<R>,

@@ -361,11 +361,10 @@ pub(crate) struct Engine<'p> {
     path: Vec<Step>,
     levels: Vec<Level>,
     /// With a node limit the threads share the tree in lock step instead (see
-    /// [`Engine::lockstep_top`]): the meeting point, this thread's number, its node count at
-    /// the last meeting, and whether a meeting ended the search.
+    /// [`Engine::lockstep_top`]): the meeting point and this thread's number, until a
+    /// meeting ends the search; this thread's node count at the last meeting.
     lock: Option<(Arc<Meetings>, usize)>,
     met_at: u64,
-    lock_over: bool,
 }
 
 /// The lock-step meeting point of a search's threads (see `lockstep.rs`); a subtree
@@ -673,7 +672,6 @@ impl<'p> Engine<'p> {
             levels: Vec::new(),
             lock: None,
             met_at: 0,
-            lock_over: false,
         }
     }
 
@@ -1742,13 +1740,12 @@ impl<'p> Engine<'p> {
         let mark = self.st.mark();
         self.lock = Some((meetings, id));
         self.met_at = self.stats.nodes;
-        self.lock_over = false;
         let mut job = (id == 0).then(Vec::new);
         loop {
             if let Some(path) = job.take() {
                 self.search_subtree(path, mark);
             }
-            if self.lock_over {
+            if self.lock.is_none() {
                 break;
             }
             match self.meet(true) {
@@ -1793,7 +1790,7 @@ impl<'p> Engine<'p> {
             meetings.deliver(to, job);
         }
         if let Some(why) = verdict.end {
-            self.lock_over = true;
+            self.lock = None;
             if let Some(why) = why {
                 self.stats.stopped.get_or_insert(why);
             }
