@@ -1,7 +1,9 @@
 //! Local search for machine reassignment: random shift and swap moves evaluated
 //! incrementally (`State`), with a share of best-of moves (the cheapest machine for a process,
 //! the cheapest of 64 swaps), exact repacking of two machines (`pair`) and ejections (move a
-//! process onto a roomy machine, then move others away); late-acceptance hill climbing;
+//! process onto a roomy machine, then move others away), home moves (a moved process back to
+//! its original machine, by a shift, a swap or an ejection there; more of them as the move
+//! costs' share of the objective grows); late-acceptance hill climbing;
 //! ruin-and-recreate kicks from the best assignment when the search stalls. Half the moves
 //! (and every ejection) start from a process on a machine drawn in proportion to its cost.
 //! Seeded, deterministic for a seed and an iteration budget; anytime under an injected
@@ -89,6 +91,21 @@ const PAIR_NODES: u64 = 5_000;
 const PAIR_FREE: usize = 14;
 /// Roomy partners are the roomiest of this many random machines.
 const PAIR_PICK: usize = 2;
+
+/// Out of 256 moves, how many send a moved process back to its original machine: at least
+/// the first, and up to their sum as the move costs' share of the objective grows (they are
+/// all that is left on a2_1 once its load cost is gone; there random shifts only add moves).
+const HOME_SHARE: [usize; 2] = [8, 88];
+
+fn home_share(st: &State<'_>) -> usize {
+    let total = st.total();
+    let moves = total - st.machines_cost();
+    if total <= 0 || moves <= 0 {
+        return HOME_SHARE[0];
+    }
+    let more = i128::from(moves) * HOME_SHARE[1] as i128 / i128::from(total);
+    HOME_SHARE[0] + usize::try_from(more).unwrap_or(0)
+}
 
 /// The shifts of the move being tried: (process, from, to), in order.
 type Journal = Vec<(usize, usize, usize)>;
@@ -213,6 +230,8 @@ fn random_move(
             journal.extend(pair::repack(st, model, [from, t], &free, PAIR_NODES));
         }
         Move::Applied
+    } else if kind < 16 + PAIR_SHARE + home_share(st) {
+        home_move(st, model, rng, journal)
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
         let to = if by_nb.len() > 1 && rng.below(2) == 0 {
@@ -261,6 +280,34 @@ fn best_shift(st: &State<'_>, model: &Model, p: usize) -> Move {
     best
 }
 
+/// A moved process (one of a few drawn) back on its original machine: the cheaper of the
+/// shift and the best swap with a process there, or, when neither is feasible, an ejection
+/// onto it. Once the load cost is gone (a2_1), the move costs are what is left, and a
+/// process goes home through a full machine only by a swap or a chain.
+fn home_move(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal) -> Move {
+    let np = model.processes.len();
+    let Some(p) = (0..8)
+        .map(|_| rng.below(np))
+        .find(|&p| st.current[p] != st.initial[p])
+    else {
+        return Move::None;
+    };
+    let home = st.initial[p] as usize;
+    let mut best = shift_move(st, p, home);
+    for &q in st.on(home) {
+        if let Some(d) = st.swap_delta(p, q as usize)
+            && !matches!(best, Move::Shift(_, _, b) | Move::Swap(_, _, b) if b <= d)
+        {
+            best = Move::Swap(p, q as usize, d);
+        }
+    }
+    if matches!(best, Move::None) {
+        eject_onto(st, model, rng, journal, p, home);
+        return Move::Applied;
+    }
+    best
+}
+
 /// Ruin and recreate around one process: move `p` onto a machine whose safety capacities hold
 /// it, then move up to 32 of that machine's other processes away (each chosen for its share of
 /// the most exceeded resource, each to the cheapest feasible machine, the one `p` left
@@ -278,9 +325,23 @@ fn eject(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Journal
                 .zip(req)
                 .all(|(s, q)| s >= q)
     };
-    let Some(target) = (0..10).map(|_| rng.below(nm)).find(|&m| roomy(m)) else {
-        return;
-    };
+    if let Some(target) = (0..10).map(|_| rng.below(nm)).find(|&m| roomy(m)) {
+        eject_onto(st, model, rng, journal, p, target);
+    }
+}
+
+/// `p` onto `target`, then up to 32 of its other processes away, as [`eject`] describes.
+fn eject_onto(
+    st: &mut State<'_>,
+    model: &Model,
+    rng: &mut Rng,
+    journal: &mut Journal,
+    p: usize,
+    target: usize,
+) {
+    let nm = model.machines.len();
+    let from = st.machine_of(p);
+    let req = &model.processes[p].requirement;
     st.shift(p, target);
     journal.push((p, from, target));
     if !st.holds_after(p, from) {
@@ -446,5 +507,106 @@ pub fn improve(
 fn restore(st: &mut State<'_>, target: &[u32]) {
     for (p, &m) in target.iter().enumerate() {
         st.shift(p, m as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roadef::check::check;
+    use crate::roadef::model::{Machine, Process, Resource, Service};
+
+    /// Three machines of capacity 11 and processes 0 (6), 1 (7) and 2 (5), each at home on the
+    /// machine of its index at first; every move costs 1, every service move 1.
+    fn full_home() -> Model {
+        let machine = || Machine {
+            neighborhood: 0,
+            location: 0,
+            capacity: vec![11],
+            safety_capacity: vec![11],
+        };
+        let process = |service, size| Process {
+            service,
+            requirement: vec![size],
+            move_cost: 1,
+        };
+        let service = || Service {
+            spread_min: 0,
+            dependencies: vec![],
+        };
+        Model::from_parts(
+            vec![Resource {
+                transient: false,
+                weight_load_cost: 1,
+            }],
+            vec![machine(), machine(), machine()],
+            vec![service(), service(), service()],
+            vec![process(0, 6), process(1, 7), process(2, 5)],
+            vec![],
+            [1, 1, 1],
+            vec![0; 9],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_moved_process_goes_home_by_shift_swap_or_ejection() {
+        let model = full_home();
+        let initial = [0, 1, 2];
+        let mut ejected = 0;
+        for seed in 0..64 {
+            // Process 0 shares machine 2 with process 2, process 1 sits on machine 0. Process 0
+            // goes home neither by a shift (13 on machine 0) nor by a swap (12 on machine 2):
+            // only the ejection, which sends process 1 home too, takes it there. Process 1
+            // goes home by a shift.
+            let mut st = State::new(&model, &initial);
+            st.shift(0, 2);
+            st.shift(1, 0);
+            let before = st.total();
+            let mut journal = Journal::new();
+            let mv = home_move(&mut st, &model, &mut Rng(seed), &mut journal);
+            let expected = match mv {
+                Move::Shift(p, to, d) => {
+                    assert_eq!((p, to, d), (1, 1, -1), "seed {seed}");
+                    before + d
+                }
+                Move::Applied => {
+                    ejected += 1;
+                    // Process 0 home, process 1 moved off machine 0 to its own home.
+                    assert_eq!(journal, vec![(0, 2, 0), (1, 0, 1)], "seed {seed}");
+                    // Two moved processes and the service move cost (1 per service) gone.
+                    before - 3
+                }
+                Move::Swap(..) | Move::None => panic!("seed {seed}: no swap fits"),
+            };
+            apply(&mut st, &mut journal, &mv);
+            assert_eq!(st.total(), expected, "seed {seed}");
+            let assignment: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+            let verdict = check(&model, &initial, &assignment);
+            assert!(verdict.feasible(), "seed {seed}: {:?}", verdict.violations);
+            assert_eq!(verdict.cost.map(|c| c.total), Some(expected));
+        }
+        assert!(ejected > 0, "no seed drew process 0");
+    }
+
+    #[test]
+    fn a_moved_process_swaps_home_when_its_machine_is_full() {
+        let model = full_home();
+        // Process 2 stays home; process 1 (7) on machine 0 and process 0 (6) on machine 1:
+        // each can only swap home, and the swap sends both home.
+        let mut st = State::new(&model, &[0, 1, 2]);
+        st.shift(1, 0);
+        st.shift(0, 1);
+        let before = st.total();
+        let mut journal = Journal::new();
+        let mv = home_move(&mut st, &model, &mut Rng(3), &mut journal);
+        // Both process moves and the service move cost gone.
+        assert!(
+            matches!(mv, Move::Swap(_, _, -3)),
+            "a swap home: {before} to 0"
+        );
+        apply(&mut st, &mut journal, &mv);
+        assert_eq!((before, st.total()), (3, 0));
+        assert_eq!(st.current, vec![0, 1, 2]);
     }
 }
