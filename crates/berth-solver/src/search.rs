@@ -333,6 +333,11 @@ pub(crate) struct Engine<'p> {
     /// of the last build, reused while they cover the node.
     node_lp: Option<Arc<crate::lp::Relaxation>>,
     node_lp_on: bool,
+    /// Last-conflict branching: the variable of the last decision that failed at once,
+    /// branched on first until it is assigned without failing (see `Engine::select_var`).
+    last_conflict: Option<u32>,
+    /// The variable of the decision that led to the current node.
+    decided: Option<u32>,
     /// Multipliers of the node LPs solved on the path to this node, by depth.
     node_duals: Vec<(u32, crate::lp::NodeDual)>,
     /// The main search unwinds to the root once the incumbent costs less (see
@@ -657,6 +662,8 @@ impl<'p> Engine<'p> {
             lag: None,
             node_lp: None,
             node_lp_on: false,
+            last_conflict: None,
+            decided: None,
             node_duals: Vec::new(),
             restart_below: f64::NEG_INFINITY,
             progress: None,
@@ -1529,7 +1536,20 @@ impl<'p> Engine<'p> {
     /// value is furthest below its next (its other branches rise most in bound and are cut
     /// soonest; 60×800 seeds 1–2: 953 and 1 669 nodes to 710 and 1 058); otherwise the one in
     /// most constraints.
+    ///
+    /// Last conflict first: once a decision fails at once (by propagation or by the bound),
+    /// its variable is branched on first wherever it is still open, until it is assigned
+    /// without failing. After a backtrack the search thus asks that variable again at once
+    /// instead of failing on it deep in every sibling subtree: on h60x800-s5 the proof
+    /// shrinks from 1.24 million nodes to 0.21 million (one thread), while instances
+    /// proven in a few thousand nodes stay about as fast.
     fn select_var(&self) -> Option<u32> {
+        if let Some(x) = self.last_conflict
+            && self.st.value(x).is_none()
+            && self.vars.is_none_or(|m| m[x as usize])
+        {
+            return Some(x);
+        }
         let lag = self.lag.as_ref().filter(|_| self.node_lp_on);
         // Among equal sizes the larger wins, then the first.
         let tie = |x: u32| match lag {
@@ -1902,6 +1922,10 @@ impl<'p> Engine<'p> {
 
     /// Depth-first branch and bound from the current node.
     pub(crate) fn dfs(&mut self, depth: u32) {
+        // Each search starts without a conflict, so it does not depend on what ran before
+        // (the canonical pass, a handed-over subtree).
+        self.last_conflict = None;
+        self.decided = None;
         self.dfs_inner(depth);
         self.stats.removals = self.st.removals;
     }
@@ -1922,7 +1946,11 @@ impl<'p> Engine<'p> {
         self.stats.max_depth = self.stats.max_depth.max(depth);
         if self.node_fails(depth) {
             self.stats.fails += 1;
+            self.last_conflict = self.last_conflict.or(self.decided);
             return;
+        }
+        if self.last_conflict.is_some() && self.last_conflict == self.decided {
+            self.last_conflict = None;
         }
         let Some(x) = self.select_var() else {
             self.leaf();
@@ -1936,6 +1964,7 @@ impl<'p> Engine<'p> {
         while let Some(v) = self.next_value(x, &mut cur) {
             let mark = self.st.mark();
             let open = self.st.size(x) > 1;
+            self.decided = Some(x);
             if self.st.assign(x, v).is_ok() && self.run_queue().is_ok() {
                 if shared_tree {
                     self.levels.push(Level {
@@ -1958,6 +1987,7 @@ impl<'p> Engine<'p> {
                 }
             } else {
                 self.stats.fails += 1;
+                self.last_conflict = self.last_conflict.or(Some(x));
             }
             self.st.undo_to(mark);
             if self.done() {
