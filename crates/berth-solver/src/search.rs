@@ -333,7 +333,7 @@ pub(crate) struct Engine<'p> {
     /// of the last build, reused while they cover the node.
     node_lp: Option<Arc<crate::lp::Relaxation>>,
     node_lp_on: bool,
-    /// Last-conflict branching: the variable of the last decision that failed at once,
+    /// Last-conflict branching: the variable of the last decision whose propagation failed,
     /// branched on first until it is assigned without failing (see `Engine::select_var`).
     last_conflict: Option<u32>,
     /// The variable of the decision that led to the current node.
@@ -1537,12 +1537,14 @@ impl<'p> Engine<'p> {
     /// soonest; 60×800 seeds 1–2: 953 and 1 669 nodes to 710 and 1 058); otherwise the one in
     /// most constraints.
     ///
-    /// Last conflict first: once a decision fails at once (by propagation or by the bound),
-    /// its variable is branched on first wherever it is still open, until it is assigned
-    /// without failing. After a backtrack the search thus asks that variable again at once
-    /// instead of failing on it deep in every sibling subtree: on h60x800-s5 the proof
-    /// shrinks from 1.24 million nodes to 0.21 million (one thread), while instances
-    /// proven in a few thousand nodes stay about as fast.
+    /// Last conflict first: once a decision's propagation fails, its variable is branched
+    /// on first wherever it is still open, until it is assigned without failing. After a
+    /// backtrack the search thus asks that variable again at once instead of failing on it
+    /// deep in every sibling subtree: on h60x800-s5 the proof shrinks from 1.24 million
+    /// nodes to 0.20 million (one thread), while instances proven in a few thousand nodes
+    /// stay about as fast. Failures by the bound are not recorded: counting them too
+    /// helped some 80×900 instances more but kept h100x1000-s1 from its proof (9 s
+    /// without them, none in 40 s with them).
     fn select_var(&self) -> Option<u32> {
         if let Some(x) = self.last_conflict
             && self.st.value(x).is_none()
@@ -1946,7 +1948,6 @@ impl<'p> Engine<'p> {
         self.stats.max_depth = self.stats.max_depth.max(depth);
         if self.node_fails(depth) {
             self.stats.fails += 1;
-            self.last_conflict = self.last_conflict.or(self.decided);
             return;
         }
         if self.last_conflict.is_some() && self.last_conflict == self.decided {
