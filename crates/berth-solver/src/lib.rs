@@ -13,7 +13,8 @@
 //! - **An objective** [`Expr`] (weighted sums, products, min/max, normalization of unary and
 //!   pairwise cost terms) with admissible interval bounds on partial assignments.
 //!
-//! [`Problem::solve`] runs depth-first branch and bound: fail-first variable order (smallest
+//! [`Problem::solve`] runs depth-first branch and bound: fail-first variable order (the
+//! variable of the last decision whose propagation failed while it is open, else smallest
 //! domain, then, with the LP bound, the largest regret in adjusted cost, else most
 //! constraints), best-cost value order, two-way branching, propagation to a
 //! fixpoint (unit propagation included), pruning by the bound of the k-th best solution
