@@ -333,8 +333,9 @@ pub(crate) struct Engine<'p> {
     /// of the last build, reused while they cover the node.
     node_lp: Option<Arc<crate::lp::Relaxation>>,
     node_lp_on: bool,
-    /// Last-conflict branching: the variable of the last decision whose propagation failed,
-    /// branched on first until it is assigned without failing (see `Engine::select_var`).
+    /// Last-conflict branching: the variable of a decision whose propagation failed, branched
+    /// on first while open, and kept (no other recorded) until a decision on it leads to a
+    /// node that does not fail (see `Engine::select_var`).
     last_conflict: Option<u32>,
     /// The variable of the decision that led to the current node.
     decided: Option<u32>,
