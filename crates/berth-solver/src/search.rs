@@ -337,8 +337,6 @@ pub(crate) struct Engine<'p> {
     /// on first while open, and kept (no other recorded) until a decision on it leads to a
     /// node that does not fail (see `Engine::select_var`).
     last_conflict: Option<u32>,
-    /// The variable of the decision that led to the current node.
-    decided: Option<u32>,
     /// Multipliers of the node LPs solved on the path to this node, by depth.
     node_duals: Vec<(u32, crate::lp::NodeDual)>,
     /// The main search unwinds to the root once the incumbent costs less (see
@@ -664,7 +662,6 @@ impl<'p> Engine<'p> {
             node_lp: None,
             node_lp_on: false,
             last_conflict: None,
-            decided: None,
             node_duals: Vec::new(),
             restart_below: f64::NEG_INFINITY,
             progress: None,
@@ -1928,20 +1925,21 @@ impl<'p> Engine<'p> {
         // Each search starts without a conflict, so it does not depend on what ran before
         // (the canonical pass, a handed-over subtree).
         self.last_conflict = None;
-        self.decided = None;
-        self.dfs_inner(depth);
+        self.dfs_inner(depth, None);
         self.stats.removals = self.st.removals;
     }
 
-    fn dfs_inner(&mut self, depth: u32) {
+    /// `decided`: the variable of the decision that led to this node (none at the search's
+    /// root).
+    fn dfs_inner(&mut self, depth: u32, decided: Option<u32>) {
         // The path to the node, kept when threads share the tree (see `Engine::give`).
         let (path, levels) = (self.path.len(), self.levels.len());
-        self.dfs_node(depth);
+        self.dfs_node(depth, decided);
         self.path.truncate(path);
         self.levels.truncate(levels);
     }
 
-    fn dfs_node(&mut self, depth: u32) {
+    fn dfs_node(&mut self, depth: u32, decided: Option<u32>) {
         if self.done() || self.out_of_budget() {
             return;
         }
@@ -1951,7 +1949,7 @@ impl<'p> Engine<'p> {
             self.stats.fails += 1;
             return;
         }
-        if self.last_conflict.is_some() && self.last_conflict == self.decided {
+        if decided.is_some() && self.last_conflict == decided {
             self.last_conflict = None;
         }
         let Some(x) = self.select_var() else {
@@ -1966,7 +1964,6 @@ impl<'p> Engine<'p> {
         while let Some(v) = self.next_value(x, &mut cur) {
             let mark = self.st.mark();
             let open = self.st.size(x) > 1;
-            self.decided = Some(x);
             if self.st.assign(x, v).is_ok() && self.run_queue().is_ok() {
                 if shared_tree {
                     self.levels.push(Level {
@@ -1978,7 +1975,7 @@ impl<'p> Engine<'p> {
                     });
                     self.path.push(Step::Assign(x, v));
                 }
-                self.dfs_inner(depth + 1);
+                self.dfs_inner(depth + 1, Some(x));
                 if shared_tree {
                     self.path.pop();
                     // Another thread took the untried branches.
