@@ -98,8 +98,8 @@ const PAIR_PICK: usize = 2;
 const HOME_SHARE: [usize; 2] = [8, 88];
 
 fn home_share(st: &State<'_>) -> usize {
-    let total = st.total();
-    let moves = total - st.machines_cost();
+    let moves = st.move_costs();
+    let total = st.machines_cost() + moves;
     if total <= 0 || moves <= 0 {
         return HOME_SHARE[0];
     }
@@ -130,6 +130,16 @@ enum Move {
     Applied,
     Shift(usize, usize, i64),
     Swap(usize, usize, i64),
+}
+
+impl Move {
+    /// A proposal's cost change.
+    fn delta(&self) -> Option<i64> {
+        match *self {
+            Move::Shift(_, _, d) | Move::Swap(_, _, d) => Some(d),
+            Move::None | Move::Applied => None,
+        }
+    }
 }
 
 /// Applies a proposed move, recording it in `journal`.
@@ -259,7 +269,7 @@ fn best_swap(st: &State<'_>, model: &Model, rng: &mut Rng, p: usize) -> Move {
     for _ in 0..64 {
         let q = rng.below(model.processes.len());
         if let Some(d) = st.swap_delta(p, q)
-            && !matches!(best, Move::Swap(_, _, b) if b <= d)
+            && best.delta().is_none_or(|b| d < b)
         {
             best = Move::Swap(p, q, d);
         }
@@ -272,7 +282,7 @@ fn best_shift(st: &State<'_>, model: &Model, p: usize) -> Move {
     let mut best = Move::None;
     for t in 0..model.machines.len() {
         if let Some(d) = st.shift_delta(p, t)
-            && !matches!(best, Move::Shift(_, _, b) if b <= d)
+            && best.delta().is_none_or(|b| d < b)
         {
             best = Move::Shift(p, t, d);
         }
@@ -296,7 +306,7 @@ fn home_move(st: &mut State<'_>, model: &Model, rng: &mut Rng, journal: &mut Jou
     let mut best = shift_move(st, p, home);
     for &q in st.on(home) {
         if let Some(d) = st.swap_delta(p, q as usize)
-            && !matches!(best, Move::Shift(_, _, b) | Move::Swap(_, _, b) if b <= d)
+            && best.delta().is_none_or(|b| d < b)
         {
             best = Move::Swap(p, q as usize, d);
         }
@@ -339,7 +349,6 @@ fn eject_onto(
     p: usize,
     target: usize,
 ) {
-    let nm = model.machines.len();
     let from = st.machine_of(p);
     let req = &model.processes[p].requirement;
     st.shift(p, target);
@@ -372,15 +381,7 @@ fn eject_onto(
             .map(|_| here[rng.below(here.len())])
             .max_by_key(|&q| model.processes[q].requirement[r])
             .unwrap_or(p);
-        let mut best: Option<(i64, usize)> = None;
-        for t in 0..nm {
-            if let Some(c) = st.shift_delta(q, t)
-                && best.is_none_or(|(b, _)| c < b)
-            {
-                best = Some((c, t));
-            }
-        }
-        let Some((_, t)) = best else {
+        let Move::Shift(_, t, _) = best_shift(st, model, q) else {
             break;
         };
         st.shift(q, t);

@@ -201,9 +201,13 @@ impl<'a> State<'a> {
     }
 
     pub(super) fn total(&self) -> i64 {
+        self.machines_cost() + self.move_costs()
+    }
+
+    /// The process, service and machine move costs, weighted.
+    pub(super) fn move_costs(&self) -> i64 {
         let m = self.model;
-        self.machines_cost()
-            + m.weight_process_move * self.process_move
+        m.weight_process_move * self.process_move
             + m.weight_service_move * i64::try_from(self.service_max).unwrap_or(i64::MAX)
             + m.weight_machine_move * self.machine_move
     }
