@@ -96,15 +96,25 @@ const PAIR_PICK: usize = 2;
 /// the first, and up to their sum as the move costs' share of the objective grows (they are
 /// all that is left on a2_1 once its load cost is gone; there random shifts only add moves).
 const HOME_SHARE: [usize; 2] = [8, 88];
+/// The least share when some resource is transient: a process that moved keeps its transient
+/// usage on its original machine, and on tight instances (a2_2: 40 of 100 machines at 99% of
+/// a transient capacity, two fifths of the safety capacity left free there unusable) the
+/// search traps itself in its own moves unless they are undone often.
+const HOME_SHARE_TRANSIENT: usize = 40;
 
-fn home_share(st: &State<'_>) -> usize {
+fn home_share(st: &State<'_>, model: &Model) -> usize {
+    let least = if model.resources.iter().any(|r| r.transient) {
+        HOME_SHARE_TRANSIENT
+    } else {
+        HOME_SHARE[0]
+    };
     let moves = st.move_costs();
     let total = st.machines_cost() + moves;
     if total <= 0 || moves <= 0 {
-        return HOME_SHARE[0];
+        return least;
     }
     let more = i128::from(moves) * HOME_SHARE[1] as i128 / i128::from(total);
-    HOME_SHARE[0] + usize::try_from(more).unwrap_or(0)
+    least + usize::try_from(more).unwrap_or(0)
 }
 
 /// The shifts of the move being tried: (process, from, to), in order.
@@ -240,7 +250,7 @@ fn random_move(
             journal.extend(pair::repack(st, model, [from, t], &free, PAIR_NODES));
         }
         Move::Applied
-    } else if kind < 16 + PAIR_SHARE + home_share(st) {
+    } else if kind < 16 + PAIR_SHARE + home_share(st, model) {
         home_move(st, model, rng, journal)
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
@@ -548,6 +558,26 @@ mod tests {
             vec![0; 9],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn transient_resources_raise_the_home_share() {
+        let mut model = full_home();
+        let initial = [0, 1, 2];
+        let st = State::new(&model, &initial);
+        // Nothing moved: the least share.
+        assert_eq!(home_share(&st, &model), HOME_SHARE[0]);
+        let mut st = State::new(&model, &initial);
+        st.shift(2, 1);
+        // Process 2 (5) on machine 1 (7): load cost 1, move costs 1 + 1 (service): two thirds
+        // of the objective.
+        assert_eq!(
+            home_share(&st, &model),
+            HOME_SHARE[0] + HOME_SHARE[1] * 2 / 3
+        );
+        model.resources[0].transient = true;
+        let st = State::new(&model, &initial);
+        assert_eq!(home_share(&st, &model), HOME_SHARE_TRANSIENT);
     }
 
     #[test]
