@@ -196,10 +196,23 @@ impl Relaxation {
             .iter()
             .map(|on| vec![0; on.len() + 1])
             .collect();
+        // Each value's place in `built_on`, by universe index: a lookup per term instead of
+        // a binary search (rows of pair rules hold millions of terms on 60x800 instances).
+        let at: Vec<Vec<u32>> = self
+            .built_on
+            .iter()
+            .map(|on| {
+                let mut at = vec![u32::MAX; on.last().map_or(0, |&v| v as usize + 1)];
+                for (k, &v) in on.iter().enumerate() {
+                    at[v as usize] = k as u32;
+                }
+                at
+            })
+            .collect();
         let place = |x: VarId, v: Value| {
-            let i = self.pos[x.index()];
-            let k = self.built_on[i].binary_search(&v.0).ok()?;
-            Some((i, k))
+            let i = *self.pos.get(x.index())?;
+            let k = *at.get(i)?.get(v.index())?;
+            (k != u32::MAX).then_some((i, k as usize))
         };
         for row in &self.rows {
             for &(x, v, _) in &row.terms {

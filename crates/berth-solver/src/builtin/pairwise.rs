@@ -197,28 +197,27 @@ impl Constraint for Pairwise {
         {
             let mut cliques: BTreeMap<Vec<Value>, Vec<Value>> = BTreeMap::new();
             for (i, &v) in dx.iter().enumerate() {
-                let (mut supports, mut conflicts) = (Vec::new(), Vec::new());
-                for (j, &w) in dy.iter().enumerate() {
-                    let ok = if x_is_a {
+                let ok = |j: usize| {
+                    if x_is_a {
                         allowed[i * db.len() + j]
                     } else {
                         allowed[j * db.len() + i]
-                    };
-                    if ok {
-                        supports.push(w);
-                    } else {
-                        conflicts.push(w);
                     }
-                }
-                if conflicts.is_empty() {
+                };
+                // Counted first: only the shorter side of the row is collected.
+                let supported = (0..dy.len()).filter(|&j| ok(j)).count();
+                let conflicts = dy.len() - supported;
+                if conflicts == 0 {
                     continue;
                 }
-                if conflicts.len() <= supports.len() {
-                    cliques.entry(conflicts).or_default().push(v);
+                let side = |keep: bool| dy.iter().enumerate().filter(move |&(j, _)| ok(j) == keep);
+                if conflicts <= supported {
+                    let key: Vec<Value> = side(false).map(|(_, &w)| w).collect();
+                    cliques.entry(key).or_default().push(v);
                 } else {
-                    let terms = std::iter::once((x, v, 1.0))
-                        .chain(supports.iter().map(|&w| (y, w, -1.0)))
-                        .collect();
+                    let mut terms = Vec::with_capacity(supported + 1);
+                    terms.push((x, v, 1.0));
+                    terms.extend(side(true).map(|(_, &w)| (y, w, -1.0)));
                     rows.push(Linear {
                         terms,
                         rhs: 0.0,
