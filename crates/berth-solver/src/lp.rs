@@ -197,7 +197,7 @@ impl Relaxation {
             .map(|on| vec![0; on.len() + 1])
             .collect();
         // Each value's place in `built_on`, by universe index: a lookup per term instead of
-        // a binary search (rows of pair rules hold millions of terms on 60x800 instances).
+        // a binary search (the pair rules give long rows).
         let at: Vec<Vec<u32>> = self
             .built_on
             .iter()
