@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::{Assignment, Conflict, Constraint, Ctx, Domains, Linear, Value, VarId};
 
@@ -22,7 +23,15 @@ pub struct Pairwise {
     vars: [VarId; 2],
     allowed: Relation,
     ac_limit: u64,
+    /// One residual support per value of either side (see `revise`).
+    residues: Residues,
 }
+
+/// Residual supports (AC-3rm): per value of `a`, then per value of `b`, the last support
+/// found, plus one (0: none). Only hints, checked again before use, so they are not undone
+/// on backtracking and the threads share them: kept in the search state they were copied
+/// with it for every component and helper (1000×5000: 40 MB per copy).
+type Residues = Arc<OnceLock<Box<[AtomicU32]>>>;
 
 impl fmt::Debug for Pairwise {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -44,6 +53,7 @@ impl Pairwise {
             vars: [a, b],
             allowed: Arc::new(allowed),
             ac_limit: 1 << 16,
+            residues: Arc::default(),
         }
     }
 
@@ -95,24 +105,27 @@ impl Pairwise {
         }
         // Residual supports (AC-3rm): the support each value of y last had is tried first,
         // so a revise after a few removals from D(x) costs about |D(y)| relation calls
-        // instead of |D(x)| * |D(y)|. Only a hint: it is checked again each time.
-        let cells = ctx.state().len();
+        // instead of |D(x)| * |D(y)|.
         let (ua, ub) = (ctx.universe(self.vars[0]), ctx.universe(self.vars[1]));
         let off = if x_is_a { ua as usize } else { 0 };
-        let has = cells == (ua + ub) as usize;
+        let residues = self.residues.get_or_init(|| {
+            (0..ua as usize + ub as usize)
+                .map(|_| AtomicU32::new(0))
+                .collect()
+        });
         let dy: Vec<Value> = ctx.values(y).collect();
         let mut dx: Option<Vec<Value>> = None;
         for vy in dy {
-            let at = off + vy.index();
-            let res = if has { ctx.state()[at] } else { 0 };
-            if res > 0 && ctx.contains(x, Value(res as u32 - 1)) {
+            let res = residues.get(off + vy.index());
+            let hint = res.map_or(0, |r| r.load(Ordering::Relaxed));
+            if hint > 0 && ctx.contains(x, Value(hint - 1)) {
                 continue;
             }
             let dx = dx.get_or_insert_with(|| ctx.values(x).collect());
             match dx.iter().find(|&&vx| self.test(x_is_a, vx, vy)) {
                 Some(&vx) => {
-                    if has {
-                        ctx.set_state(at, i64::from(vx.0) + 1);
+                    if let Some(r) = res {
+                        r.store(vx.0 + 1, Ordering::Relaxed);
                     }
                 }
                 None => {
@@ -131,15 +144,6 @@ impl Constraint for Pairwise {
 
     fn validate(&self, sizes: &[u32]) -> Result<(), String> {
         super::check_scope(&self.vars, sizes)
-    }
-
-    /// One residual support per value of either side (see `revise`): `support + 1`, 0 = none.
-    fn initial_state(&self, universe: &[u32]) -> Vec<i64> {
-        if self.ac_limit == 0 {
-            return Vec::new();
-        }
-        let u = |x: VarId| universe.get(x.index()).copied().unwrap_or(0) as usize;
-        vec![0; u(self.vars[0]) + u(self.vars[1])]
     }
 
     fn propagate(&self, ctx: &mut Ctx<'_>) -> Result<(), Conflict> {
@@ -263,29 +267,40 @@ mod tests {
         st.values(var).map(|v| v.0).collect()
     }
 
+    /// The residual supports recorded so far (empty before the first revise).
+    fn residues(c: &Pairwise) -> Vec<u32> {
+        c.residues.get().map_or(Vec::new(), |r| {
+            r.iter().map(|a| a.load(Ordering::Relaxed)).collect()
+        })
+    }
+
     #[test]
     fn residual_supports_still_prune_values_that_lost_their_last_support() {
         // b = a: each value of b has exactly one support, the same value of a.
         let c = Pairwise::new(VarId(0), VarId(1), |x, y| x == y);
-        let cells = c.initial_state(&[4, 4]);
-        assert_eq!(cells.len(), 8);
-        let mut st = State::new(&[4, 4], cells);
+        assert!(c.initial_state(&[4, 4]).is_empty());
+        let mut st = State::new(&[4, 4], Vec::new());
         assert!(c.propagate(&mut ctx(&mut st)).is_ok());
         // Every value of b now remembers a support (its own value + 1).
-        assert_eq!(&st.cells[4..8], &[1, 2, 3, 4]);
+        assert_eq!(&residues(&c)[4..8], &[1, 2, 3, 4]);
         assert!(st.remove(0, 2, ConstraintId(0)).is_ok());
         assert!(c.on_domain_change(&mut ctx(&mut st), VarId(0)).is_ok());
         assert_eq!(left(&st, 1), vec![0, 1, 3]);
-        // Without cells (AC off) nothing is recorded and forward checking still works.
+        // AC off: nothing is recorded and forward checking still works.
         let fc = Pairwise::new(VarId(0), VarId(1), |x, y| x == y).with_ac_limit(0);
-        assert!(fc.initial_state(&[4, 4]).is_empty());
+        let mut st = State::new(&[4, 4], Vec::new());
+        assert!(fc.propagate(&mut ctx(&mut st)).is_ok());
+        assert!(residues(&fc).is_empty());
+        assert!(st.assign(0, 1).is_ok());
+        assert!(fc.on_assign(&mut ctx(&mut st), VarId(0), Value(1)).is_ok());
+        assert_eq!(left(&st, 1), vec![1]);
     }
 
     #[test]
     fn a_stale_residue_is_searched_again_not_trusted() {
         // a <= b: b = 3 is supported by every a; its first support is a = 0.
         let c = Pairwise::new(VarId(0), VarId(1), |x, y| x <= y);
-        let mut st = State::new(&[4, 4], c.initial_state(&[4, 4]));
+        let mut st = State::new(&[4, 4], Vec::new());
         let mut ctx = ctx(&mut st);
         assert!(c.propagate(&mut ctx).is_ok());
         for v in [0, 1] {
@@ -294,6 +309,26 @@ mod tests {
         assert!(c.on_domain_change(&mut ctx, VarId(0)).is_ok());
         // b = 0 and b = 1 lost every support; b = 3 found a new one (a = 2).
         assert_eq!(left(&st, 1), vec![2, 3]);
-        assert_eq!(st.cells[4 + 3], 3);
+        assert_eq!(residues(&c)[4 + 3], 3);
+    }
+
+    #[test]
+    fn residues_outlive_backtracking_and_stay_hints() {
+        // a = b again; a backtrack restores the domains but not the residues.
+        let c = Pairwise::new(VarId(0), VarId(1), |x, y| x == y);
+        let mut st = State::new(&[4, 4], Vec::new());
+        assert!(c.propagate(&mut ctx(&mut st)).is_ok());
+        let mark = st.mark();
+        for v in [0, 1, 2] {
+            assert!(st.remove(0, v, ConstraintId(0)).is_ok());
+        }
+        assert!(c.on_domain_change(&mut ctx(&mut st), VarId(0)).is_ok());
+        assert_eq!(left(&st, 1), vec![3]);
+        st.undo_to(mark);
+        assert_eq!(left(&st, 1), vec![0, 1, 2, 3]);
+        // Removing a = 3 now: b = 3 loses its support, the others keep theirs.
+        assert!(st.remove(0, 3, ConstraintId(0)).is_ok());
+        assert!(c.on_domain_change(&mut ctx(&mut st), VarId(0)).is_ok());
+        assert_eq!(left(&st, 1), vec![0, 1, 2]);
     }
 }
