@@ -1023,6 +1023,47 @@ fn the_lp_bound_is_used_on_small_contended_problems() {
     );
 }
 
+/// Where the bound at the root already meets the incumbent no LP is built: it could only
+/// confirm the bound. The cheapest values of `a` and `b` differ, so the components' plan
+/// costs the unary bound. (Where a gap is left the LP is built: the test above.)
+#[test]
+fn no_lp_when_the_root_bound_meets_the_incumbent() {
+    let solve = |cheap_b: usize| {
+        let mut p = Problem::new();
+        let a = p.add_var("a", 3);
+        let b = p.add_var("b", 3);
+        // A second component: the components' search then seeds a plan before the LP.
+        let c = p.add_var("c", 2);
+        let differ: Vec<bool> = (0..9).map(|i| i / 3 != i % 3).collect();
+        p.add_constraint("a != b", Pairwise::from_table(a, b, 3, differ));
+        let mut cost_b = vec![5.0; 3];
+        cost_b[cheap_b] = 1.0;
+        p.set_objective(
+            Sense::Minimize,
+            Expr::sum(vec![
+                (1.0, Expr::unary(a, vec![1.0, 3.0, 5.0])),
+                (1.0, Expr::unary(b, cost_b)),
+                (1.0, Expr::unary(c, vec![2.0, 1.0])),
+            ]),
+        );
+        let opts = SolveOptions {
+            lp_min_values: Some(0),
+            ..SolveOptions::default()
+        };
+        let out = p.solve(&opts).expect("valid");
+        let Outcome::Solved {
+            solutions, stats, ..
+        } = out
+        else {
+            panic!("{out:?}");
+        };
+        (solutions[0].objective, stats.lp_bounds)
+    };
+    assert_eq!(solve(1), (3.0, 0));
+    // Colliding cheapest values: the components' optima still close the gap.
+    assert_eq!(solve(0), (5.0, 0));
+}
+
 /// Three variables over two values, pairwise different: the LP (one half on each value) is
 /// feasible, no plan is. With no incumbent the deepening passes stop after a few and the
 /// search proves the problem infeasible.
