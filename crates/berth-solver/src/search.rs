@@ -1189,16 +1189,15 @@ impl<'p> Engine<'p> {
     /// After root propagation, in the main search: relaxes the hard capacities into the unary
     /// terms (multipliers chosen against the current incumbent), or with `lp` (its time
     /// limit) every hard constraint with the LP's multipliers, whichever bounds higher. True
-    /// if it pays. No LP where the bound already meets the incumbent: the LP could only
-    /// confirm it, and its rows cost more than the whole search where the relation is
-    /// costly (the `solve` bench's 100x1000: 0.33 s of great-circle distances for an LP that
-    /// came out too large, in a search of 0.1 s).
+    /// if it pays. Nothing where the bound already meets the incumbent: a relaxation could
+    /// only confirm it, and it can cost more than the whole search (the `solve` bench's
+    /// 100x1000: 0.33 s of great-circle distances for LP rows, in a search of 0.1 s; the
+    /// `solver` bench's 100x1000: 38 ms of subgradient steps, against 10 ms).
     pub(crate) fn relax_capacity(&mut self, lp: Option<std::time::Duration>) -> bool {
-        if !self.with_objective || self.vars.is_some() || self.terms.is_some() {
+        if !self.with_objective || self.vars.is_some() || self.terms.is_some() || self.pruned() {
             return false;
         }
         self.lag = lagrange::setup(self.p, self.obj, &self.st, &self.active, self.threshold());
-        let lp = lp.filter(|_| !self.pruned());
         if let Some(time) = lp
             && let Some(l) = crate::lp::relax(
                 self.p,
