@@ -4,7 +4,7 @@ use crate::combine::{PHASE_LIMIT, solve_components};
 use crate::decompose::analyze;
 use crate::explain::{Triage, explain};
 use crate::expr::Compiled;
-use crate::search::{Engine, FIRST_GAP, MAX_THREADS, RunConfig, Shared};
+use crate::search::{Engine, FIRST_GAP, MAX_THREADS, RunConfig, Shared, StopReason};
 use crate::{
     Explanation, Problem, Solution, SolveError, SolveOptions, Stats, Unique, Value, VarId,
 };
@@ -265,10 +265,15 @@ const EARLY_ROUND_NODES: u64 = 20_000;
 const FIRST_LIMIT: u64 = 20_000;
 /// Smaller problems (total domain size) skip the dive: their exact search is as fast.
 const FIRST_MIN_VALUES: u64 = 2_000;
+/// Node limit per variable of the plain first dive (a straight dive takes one).
+const PLAIN_DIVE_NODES_PER_VAR: u64 = 4;
 
-/// A first plan in a few thousand nodes: one depth-first dive (cheapest values first,
-/// capacity-aware when capacities are relaxed), stopped at its first plan or its node limit.
-/// It seeds the main search (an incumbent from the start, and a target for the multipliers).
+/// A first plan in a few thousand nodes: a depth-first dive (cheapest values first), stopped
+/// at its first plan or its node limit. A plain dive first, within a few nodes per variable;
+/// only if that fails, one made capacity-aware by the relaxed capacities. The relaxation
+/// costs more than a plain dive that succeeds (60×800 to 100×1000: 7–15 ms against under
+/// 1.2 ms, every one a straight dive). It seeds the main search (an incumbent from the
+/// start, and a target for the multipliers).
 fn first_plan(
     p: &Problem,
     obj: &Compiled,
@@ -277,30 +282,45 @@ fn first_plan(
     opts: &SolveOptions,
     stats: &mut Stats,
 ) -> Option<Vec<Value>> {
-    let node_limit = opts.node_limit.map_or(FIRST_LIMIT, |l| {
-        l.saturating_sub(stats.nodes).min(FIRST_LIMIT)
-    });
-    let cfg = RunConfig {
-        active,
-        with_objective: true,
-        soft: true,
-        vars: None,
-        terms: None,
-        comps: None,
-        first_only: true,
-        k: 1,
-        node_limit: Some(node_limit),
-        deadline: opts.deadline.as_deref(),
-    };
-    let mut e = Engine::new(p, obj, &cfg);
-    if e.root(excluded, false).is_err() {
+    let plain = (PLAIN_DIVE_NODES_PER_VAR * p.var_count() as u64).min(FIRST_LIMIT);
+    for relaxed in [false, true] {
+        let left = opts.node_limit.map_or(FIRST_LIMIT, |l| {
+            l.saturating_sub(stats.nodes).min(FIRST_LIMIT)
+        });
+        let node_limit = if relaxed { left } else { left.min(plain) };
+        let cfg = RunConfig {
+            active,
+            with_objective: true,
+            soft: true,
+            vars: None,
+            terms: None,
+            comps: None,
+            first_only: true,
+            k: 1,
+            node_limit: Some(node_limit),
+            deadline: opts.deadline.as_deref(),
+        };
+        let mut e = Engine::new(p, obj, &cfg);
+        if e.root(excluded, false).is_err() {
+            stats.add(&e.stats);
+            return None;
+        }
+        if relaxed && !e.relax_capacity(None) {
+            // Without a relaxation the second dive would repeat the first.
+            stats.add(&e.stats);
+            return None;
+        }
+        e.dfs(0);
+        // Not the answer: its stop is not the solve's.
+        let deadline = e.stats.stopped == Some(StopReason::Deadline);
+        e.stats.stopped = None;
         stats.add(&e.stats);
-        return None;
+        if let Some(f) = e.found.first() {
+            return Some(f.solution.values.clone());
+        }
+        if deadline {
+            return None;
+        }
     }
-    e.relax_capacity(None);
-    e.dfs(0);
-    // Not the answer: its stop is not the solve's.
-    e.stats.stopped = None;
-    stats.add(&e.stats);
-    e.found.first().map(|f| f.solution.values.clone())
+    None
 }
