@@ -25,6 +25,7 @@ pub(crate) struct Member {
     w: f64,
     node: usize,
     keys: Keys,
+    var: u32,
 }
 
 /// Variables under one distinct-keys constraint whose unary terms are bounded together.
@@ -36,6 +37,11 @@ impl KeyGroup {
     /// The root term whose bound carries the whole group's.
     pub(crate) fn lead(&self) -> usize {
         self.members.first().map_or(usize::MAX, |m| m.term)
+    }
+
+    /// The members' variables.
+    pub(crate) fn vars(&self) -> impl Iterator<Item = u32> + '_ {
+        self.members.iter().map(|m| m.var)
     }
 }
 
@@ -103,6 +109,7 @@ pub(crate) fn key_groups(
                 w: sign * root[t].0,
                 node: root[t].1,
                 keys,
+                var: x.0,
             });
         }
         if members.len() >= 2 {

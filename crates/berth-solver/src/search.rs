@@ -198,6 +198,9 @@ const DEEPEN_SHARE: f64 = 0.25;
 /// Most passes of [`Engine::deepen`] while no plan is known.
 const BLIND_PASSES: u32 = 12;
 
+/// Fewest nodes the canonical pass may take (see [`Engine::canonical`]).
+const CANONICAL_MIN_NODES: u64 = 10_000;
+
 /// Most restarts of the main search (see [`Engine::search`]).
 const RESTARTS: u32 = 16;
 
@@ -321,6 +324,8 @@ pub(crate) struct Engine<'p> {
     /// Matching bounds over distinct-key groups, and each root term's group.
     groups: Vec<KeyGroup>,
     term_group: Vec<u32>,
+    /// Per group: its last matching bound (see [`Engine::term_cost`]).
+    group_memo: Vec<GroupMemo>,
     /// Classes of interchangeable variables ordered by value, and each variable's
     /// `(class, position)` (`u32::MAX` = none).
     sym_classes: Vec<Vec<u32>>,
@@ -390,6 +395,16 @@ enum Met {
 }
 
 /// A branch on the current path: `x = v`, tried at `path[at]` (see [`Engine::give`]).
+/// A group's matching bound and the state it was computed on: the bound depends only on the
+/// members' domains, and a bound check comes many times per node (1000×5000 groups of 5:
+/// 200 groups, few touched per node).
+#[derive(Clone, Default)]
+struct GroupMemo {
+    state: u64,
+    stamps: Vec<u64>,
+    lb: f64,
+}
+
 struct Level {
     at: usize,
     x: u32,
@@ -623,6 +638,7 @@ impl<'p> Engine<'p> {
         } else {
             (Vec::new(), Vec::new())
         };
+        let group_memo = vec![GroupMemo::default(); groups.len()];
         Engine {
             p,
             obj,
@@ -654,6 +670,7 @@ impl<'p> Engine<'p> {
             comps: cfg.comps,
             seeded: false,
             groups,
+            group_memo,
             term_group,
             sym_classes: Vec::new(),
             sym: Vec::new(),
@@ -914,7 +931,11 @@ impl<'p> Engine<'p> {
         self.improver = None;
         self.shared = None;
         self.seeded = false;
+        let limit = self.node_limit;
+        let budget = self.stats.nodes.max(CANONICAL_MIN_NODES);
+        self.node_limit = Some(limit.unwrap_or(u64::MAX).min(self.stats.nodes + budget));
         self.dfs(0);
+        self.node_limit = limit;
         self.first_only = first_only;
         self.progress = progress;
         if self.stats.stopped.is_some() || self.found.is_empty() {
@@ -1019,7 +1040,23 @@ impl<'p> Engine<'p> {
         match self.term_group.get(t) {
             Some(&g) if g != u32::MAX => match self.groups.get(g as usize) {
                 Some(grp) if grp.lead() == t => {
-                    group_lb(grp, self.obj, &mut self.st, self.obj_base)
+                    let memo = &mut self.group_memo[g as usize];
+                    let st = &mut self.st;
+                    if memo.state == st.id()
+                        && memo
+                            .stamps
+                            .iter()
+                            .copied()
+                            .eq(grp.vars().map(|x| st.stamp(x)))
+                    {
+                        return memo.lb;
+                    }
+                    let lb = group_lb(grp, self.obj, st, self.obj_base);
+                    memo.state = st.id();
+                    memo.stamps.clear();
+                    memo.stamps.extend(grp.vars().map(|x| st.stamp(x)));
+                    memo.lb = lb;
+                    lb
                 }
                 _ => 0.0,
             },

@@ -1,6 +1,7 @@
 //! Search state: bitset domains, assignments, reversible integer cells and the undo trail.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{ConstraintId, Value, VarId};
 
@@ -30,7 +31,6 @@ pub(crate) enum Event {
 }
 
 /// Domains, assignment, cells and trail of one search.
-#[derive(Clone)]
 pub(crate) struct State {
     bits: Vec<u64>,
     off: Vec<usize>,
@@ -44,6 +44,35 @@ pub(crate) struct State {
     /// Root-level removals with their reason, while recording the triage.
     pub(crate) record: Option<Vec<(VarId, Value, ConstraintId)>>,
     pub(crate) removals: u64,
+    /// Per variable: `clock` at its domain's last change, undoing included (see [`State::stamp`]).
+    stamps: Vec<u64>,
+    clock: u64,
+    /// Unique among the states of the process, copies included (see [`State::id`]).
+    id: u64,
+}
+
+/// The next [`State::id`].
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            bits: self.bits.clone(),
+            off: self.off.clone(),
+            len: self.len.clone(),
+            size: self.size.clone(),
+            assigned: self.assigned.clone(),
+            cells: self.cells.clone(),
+            trail: self.trail.clone(),
+            events: self.events.clone(),
+            queued: self.queued.clone(),
+            record: self.record.clone(),
+            removals: self.removals,
+            stamps: self.stamps.clone(),
+            clock: self.clock,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 impl State {
@@ -78,6 +107,9 @@ impl State {
             events: VecDeque::new(),
             queued: vec![false; sizes.len()],
             record: None,
+            stamps: vec![0; sizes.len()],
+            clock: 0,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             removals: 0,
         }
     }
@@ -148,6 +180,22 @@ impl State {
         }
     }
 
+    /// A stamp of the domain of `var`: equal stamps of one state (same [`State::id`]) at two
+    /// moments mean the domain did not change in between, not even and back (a cache key).
+    pub(crate) fn stamp(&self, var: u32) -> u64 {
+        self.stamps.get(var as usize).copied().unwrap_or(0)
+    }
+
+    /// Tells this state from every other, its copies included (their stamps go their own way).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn touch(&mut self, v: usize) {
+        self.clock += 1;
+        self.stamps[v] = self.clock;
+    }
+
     pub(crate) fn mark(&self) -> usize {
         self.trail.len()
     }
@@ -161,10 +209,12 @@ impl State {
                     let w = self.off[v] + (value as usize >> 6);
                     self.bits[w] |= 1u64 << (value & 63);
                     self.size[v] += 1;
+                    self.touch(v);
                 }
                 Undo::Assign { var, size } => {
                     self.assigned[var as usize] = None;
                     self.size[var as usize] = size;
+                    self.touch(var as usize);
                 }
                 Undo::Cell { idx, old } => self.cells[idx as usize] = old,
             }
@@ -208,6 +258,7 @@ impl State {
                 });
                 self.assigned[v] = Some(Value(value));
                 self.size[v] = 1;
+                self.touch(v);
                 self.events.push_back(Event::Assigned(var));
                 Ok(())
             }
@@ -244,6 +295,7 @@ impl State {
         let w = self.off[v] + (value as usize >> 6);
         self.bits[w] &= !(1u64 << (value & 63));
         self.size[v] -= 1;
+        self.touch(v);
         self.removals += 1;
         self.trail.push(Undo::Bit { var, value });
         if let Some(r) = self.record.as_mut() {
@@ -310,5 +362,34 @@ impl Iterator for DomainIter<'_> {
             self.word += 1;
             self.cur = *self.words.get(self.word)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_change_with_the_domain_and_its_undoing_and_copies_get_their_own_id() {
+        let mut st = State::new(&[3, 3], Vec::new());
+        let (a0, b0) = (st.stamp(0), st.stamp(1));
+        let mark = st.mark();
+        assert_eq!(st.remove(0, 1, ConstraintId(0)), Ok(true));
+        let a1 = st.stamp(0);
+        assert_ne!(a1, a0);
+        assert_eq!(st.stamp(1), b0, "another variable's stamp moved");
+        // Removing a value already gone changes nothing.
+        assert_eq!(st.remove(0, 1, ConstraintId(0)), Ok(false));
+        assert_eq!(st.stamp(0), a1);
+        st.undo_to(mark);
+        // The domain is back as it was, but the stamp is new: a cache keyed by the stamp
+        // computed in between must not be taken for one computed before.
+        let a2 = st.stamp(0);
+        assert!(a2 != a0 && a2 != a1);
+        assert!(st.assign(1, 2).is_ok());
+        assert_ne!(st.stamp(1), b0);
+        let copy = st.clone();
+        assert_ne!(copy.id(), st.id());
+        assert_eq!(copy.stamp(1), st.stamp(1));
     }
 }
