@@ -3,8 +3,9 @@
 //!
 //! Columns are the value indicators `[x = v]` of the root domains, one assignment row per
 //! variable (`Σ_v [x = v] = 1`), and the rows of every hard constraint: capacities (per
-//! holder and dimension), the constraints' own [`Constraint::linear`] rows (pair rules,
-//! same group, all different) and a row per key of every `distinct_keys` constraint. Its
+//! holder and dimension), the constraints' own
+//! [`Constraint::linear`](crate::Constraint::linear) rows (pair rules, same group, all
+//! different) and a row per key of every `distinct_keys` constraint. Its
 //! dual is solved with `microlp`:
 //!
 //! `max Σ_x u_x − Σ_r λ_r · rhs_r` s.t. `u_x − Σ_r λ_r · a_r(x, v) ≤ cost_x(v)` for every

@@ -394,17 +394,19 @@ enum Met {
     Over,
 }
 
-/// A branch on the current path: `x = v`, tried at `path[at]` (see [`Engine::give`]).
 /// A group's matching bound and the state it was computed on: the bound depends only on the
 /// members' domains, and a bound check comes many times per node (1000×5000 groups of 5:
 /// 200 groups, few touched per node).
 #[derive(Clone, Default)]
 struct GroupMemo {
+    /// [`State::id`] of the state it was computed on (0: none).
     state: u64,
+    /// The members' [`State::stamp`]s then.
     stamps: Vec<u64>,
     lb: f64,
 }
 
+/// A branch on the current path: `x = v`, tried at `path[at]` (see [`Engine::give`]).
 struct Level {
     at: usize,
     x: u32,

@@ -29,7 +29,7 @@ pub struct Pairwise {
 
 /// Residual supports (AC-3rm): per value of `a`, then per value of `b`, the last support
 /// found, plus one (0: none). Only hints, checked again before use, so they are not undone
-/// on backtracking and the threads share them: kept in the search state they were copied
+/// on backtracking and the threads share them. Kept in the search state, they were copied
 /// with it for every component and helper (1000×5000: 40 MB per copy).
 type Residues = Arc<OnceLock<Box<[AtomicU32]>>>;
 
