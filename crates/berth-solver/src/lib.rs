@@ -31,7 +31,8 @@
 //! are searched once; component searches share one root propagation.
 //! Hard [`Capacity`] constraints added with [`Problem::add_constraint`] are also relaxed into the
 //! unary terms with Lagrange multipliers chosen at the root: a second bound that sees shared
-//! capacity, reduced-cost filtering against the incumbent, and a capacity-aware value order.
+//! capacity, reduced-cost filtering against the incumbent, and a capacity-aware value order
+//! (not where the root bound already meets the incumbent, nor for a first plan only).
 //! On problems of [`SolveOptions::lp_min_values`] values or more, the linear relaxation of
 //! every hard constraint (each constraint's [`Constraint::linear`] rows, the capacities, the
 //! distinct keys) is solved once at the root; its dual values are the multipliers of a
@@ -44,7 +45,8 @@
 //! They stop where a pass would cover more than a quarter of the gap to the incumbent.
 //! Then the main search restarts from the root when the incumbent has closed a quarter of
 //! the gap.
-//! On larger problems one bounded first-plan dive seeds the search, so a plan exists early.
+//! On larger problems a bounded first-plan dive seeds the search, so a plan exists early (a
+//! plain dive, then a capacity-aware one if that finds nothing).
 //! When one optimum is wanted, large-neighbourhood rounds (a few variables freed around the
 //! incumbent, the rest fixed) improve the incumbent between phases of the search. With
 //! several threads ([`SolveOptions::threads`]) they share the tree: a thread that waits is
@@ -52,7 +54,8 @@
 //! plan any of them knows (under a node limit in lock step: they meet every few hundred
 //! nodes each, and only then pass plans and subtrees). A proven optimum is then searched
 //! again, on one thread, for the first optimal plan in search order, so the plan returned
-//! is the same for any thread count and seed.
+//! is the same for any thread count and seed (that pass stops after as many nodes as the
+//! search took, keeping the plan found).
 //! [`SolveOptions::stop_at_first`] returns the first plan (one greedy dive when nothing fails).
 //! It answers an [`Outcome`]: `Solved` (k best distinct solutions, `optimal` only when the
 //! search completed), `Infeasible` (with an [`Explanation`]: a conflict set of constraints,

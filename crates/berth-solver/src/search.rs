@@ -143,8 +143,9 @@ pub struct SolveOptions {
     /// is wanted (`solutions == 1`, no `unique`, not `stop_at_first`), they share the search
     /// tree: each searches a subtree, prunes at the best plan any of them knows, and gives
     /// its untried branches to a thread that waits. A proven optimum is the same plan
-    /// whatever the count (see [`Problem::solve`]); a search a deadline cuts may end on
-    /// another plan from run to run. With a `node_limit` they run in lock step: each
+    /// whatever the count (see [`Problem::solve`]), unless finding the first optimal plan in
+    /// search order again takes more nodes than the proof did; a search a deadline cuts may
+    /// end on another plan from run to run. With a `node_limit` they run in lock step: each
     /// searches 256 of its own nodes, then all meet, and only at a meeting do plans pass
     /// and waiting threads get subtrees, so the outcome (plans and counters) is the same run
     /// after run for a given count.
