@@ -290,6 +290,25 @@ pub(crate) struct RunConfig<'a> {
     pub(crate) deadline: Option<&'a dyn Deadline>,
 }
 
+impl<'a> RunConfig<'a> {
+    /// A search of the whole problem under `active`: objective and soft penalties counted,
+    /// one solution, every plan wanted, no limit.
+    pub(crate) fn whole(active: &'a [bool]) -> RunConfig<'a> {
+        RunConfig {
+            active,
+            with_objective: true,
+            soft: true,
+            vars: None,
+            terms: None,
+            comps: None,
+            first_only: false,
+            k: 1,
+            node_limit: None,
+            deadline: None,
+        }
+    }
+}
+
 /// One search over one problem.
 pub(crate) struct Engine<'p> {
     p: &'p Problem,

@@ -114,16 +114,12 @@ impl Problem {
                 .and_then(|c| solve_components(self, &obj, c, &excluded, opts, first, &mut stats));
             let node_limit = opts.node_limit.map(|l| l.saturating_sub(stats.nodes));
             let cfg = RunConfig {
-                active: &active,
-                with_objective: true,
-                soft: true,
-                vars: None,
-                terms: None,
                 comps: comps.as_ref(),
                 first_only: opts.stop_at_first,
                 k,
                 node_limit,
                 deadline: opts.deadline.as_deref(),
+                ..RunConfig::whole(&active)
             };
             let shared = Shared::new();
             let mut e = Engine::new(self, &obj, &cfg);
@@ -289,16 +285,10 @@ fn first_plan(
         });
         let node_limit = if relaxed { left } else { left.min(plain) };
         let cfg = RunConfig {
-            active,
-            with_objective: true,
-            soft: true,
-            vars: None,
-            terms: None,
-            comps: None,
             first_only: true,
-            k: 1,
             node_limit: Some(node_limit),
             deadline: opts.deadline.as_deref(),
+            ..RunConfig::whole(active)
         };
         let mut e = Engine::new(p, obj, &cfg);
         if e.root(excluded, false).is_err() {

@@ -121,18 +121,7 @@ fn root_engine<'p>(
     obj: &'p Compiled,
     active: &'p [bool],
 ) -> crate::search::Engine<'p> {
-    let cfg = crate::search::RunConfig {
-        active,
-        with_objective: true,
-        soft: true,
-        vars: None,
-        terms: None,
-        comps: None,
-        first_only: false,
-        k: 1,
-        node_limit: None,
-        deadline: None,
-    };
+    let cfg = crate::search::RunConfig::whole(active);
     let mut e = crate::search::Engine::new(p, obj, &cfg);
     assert!(e.root(&[], false).is_ok());
     e
@@ -343,18 +332,7 @@ proptest! {
         plans.sort_by(|a, b| a.0.total_cmp(&b.0));
         let obj = p.compile().expect("valid");
         let active = vec![true; p.constraint_count()];
-        let cfg = crate::search::RunConfig {
-            active: &active,
-            with_objective: true,
-            soft: true,
-            vars: None,
-            terms: None,
-            comps: None,
-            first_only: false,
-            k: 1,
-            node_limit: None,
-            deadline: None,
-        };
+        let cfg = crate::search::RunConfig::whole(&active);
         let mut e = crate::search::Engine::new(&p, &obj, &cfg);
         let root = e.root(&[], false);
         let Some(worst) = plans.last().cloned() else {

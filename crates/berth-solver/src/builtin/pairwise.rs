@@ -252,12 +252,12 @@ mod tests {
     use crate::ConstraintId;
     use crate::state::State;
 
-    /// The constraint's view of `st` (its cells are the first eight).
+    /// The constraint's view of `st` (it has no cells).
     fn ctx(st: &mut State) -> Ctx<'_> {
         Ctx {
             st,
             cid: ConstraintId(0),
-            cells: 0..8,
+            cells: 0..0,
             root: true,
         }
     }
