@@ -17,6 +17,8 @@ pub(crate) mod q {
     pub const CAS_STREAM: &str =
         "UPDATE streams SET head = $3, schema_version = $4 WHERE stream = $1 AND head = $2";
     pub const HEAD: &str = "SELECT head FROM streams WHERE stream = $1";
+    /// PostgreSQL only: waits for a transaction that moved the head.
+    pub const HEAD_FOR_SHARE: &str = "SELECT head FROM streams WHERE stream = $1 FOR SHARE";
     /// By prefix without `LIKE` (no wildcards to escape in names).
     pub const STREAMS: &str = "SELECT stream, head FROM streams WHERE substr(stream, 1, length(CAST($1 AS TEXT))) = CAST($1 AS TEXT) ORDER BY stream";
     pub const COMMANDS_SINCE: &str = "SELECT seq, at_us, command, schema_version FROM commands WHERE stream = $1 AND seq > $2 ORDER BY seq";
@@ -346,6 +348,31 @@ macro_rules! sql_store {
                         .fetch_optional(&self.pool)
                         .await
                         .map_err($crate::StoreError::db("read stream head"))?;
+                    Ok(head.map_or(0, |h| u64::try_from(h).unwrap_or(0)))
+                })
+            }
+
+            fn settled_head<'a>(&'a self, stream: &'a str) -> $crate::StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    use $crate::StoreError as E;
+                    if $backend != $crate::Backend::Postgres {
+                        return $crate::Store::head(self, stream).await;
+                    }
+                    let mut tx = self.pool.begin().await.map_err(E::db("begin transaction"))?;
+                    // Waits for a transaction that is creating the stream; rolled back below,
+                    // so a stream nobody wrote stays absent.
+                    sqlx::query($crate::sql::q::INSERT_STREAM)
+                        .bind(stream)
+                        .bind($crate::SCHEMA_VERSION as i64)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(E::db("wait for stream writers"))?;
+                    let head: Option<i64> = sqlx::query_scalar($crate::sql::q::HEAD_FOR_SHARE)
+                        .bind(stream)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(E::db("read settled stream head"))?;
+                    tx.rollback().await.map_err(E::db("rollback"))?;
                     Ok(head.map_or(0, |h| u64::try_from(h).unwrap_or(0)))
                 })
             }

@@ -44,6 +44,14 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Sequence number of the last command of `stream` (0 when empty or unknown).
     fn head<'a>(&'a self, stream: &'a str) -> StoreFuture<'a, u64>;
 
+    /// [`head`](Store::head) once every write to `stream` already under way has committed or
+    /// rolled back. A writer killed after sending its commit leaves a transaction the database
+    /// may still commit after a new process has read the log; a daemon restoring its calendar
+    /// waits here first, so an unanswered write is either in what it loads or never appears.
+    /// Creates nothing (on SQLite a transaction commits in its own process or never: the same
+    /// as `head`).
+    fn settled_head<'a>(&'a self, stream: &'a str) -> StoreFuture<'a, u64>;
+
     /// Commands of `stream` with sequence number above `after_seq`, in order.
     fn commands_since<'a>(
         &'a self,

@@ -37,6 +37,9 @@ impl Core {
     /// warning; a log that does not replay is an error.
     async fn load(&self) -> Result<(Calendar, u64, u64), ServiceError> {
         let stream = &self.opts.stream;
+        // A commit sent by a writer that died (a killed predecessor, a dropped connection) may
+        // still land: wait for it, or a write nobody was told about could appear after we load.
+        self.store.settled_head(stream).await?;
         let seqs = match self.store.snapshot_seqs(stream).await {
             Ok(seqs) => seqs,
             Err(e) => {

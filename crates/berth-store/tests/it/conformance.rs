@@ -62,6 +62,10 @@ pub async fn append_read_and_conflicts(store: Arc<dyn Store>) {
         }
     }
     assert_eq!(s.head("cal").await.unwrap(), 5);
+    // Nothing open: the settled head is the head, and reading it creates no stream.
+    assert_eq!(s.settled_head("cal").await.unwrap(), 5);
+    assert_eq!(s.settled_head("never").await.unwrap(), 0);
+    assert_eq!(s.streams("never").await.unwrap(), []);
     // An empty append is a head check.
     assert_eq!(s.append_commands("cal", 5, &[]).await.unwrap(), 5);
     assert!(matches!(

@@ -45,6 +45,18 @@ pub async fn postgres_at(test: &str, isolation: Isolation) -> Option<Pg> {
 }
 
 impl Pg {
+    /// A connection of its own in the test's schema, for holding locks and reading `pg_locks`.
+    pub async fn raw(&self) -> sqlx::PgConnection {
+        use sqlx::ConnectOptions;
+        use std::str::FromStr;
+        sqlx::postgres::PgConnectOptions::from_str(&self.url)
+            .unwrap()
+            .options([("search_path", self.schema.as_str())])
+            .connect()
+            .await
+            .unwrap()
+    }
+
     pub async fn drop_schema(self) {
         self.store.close().await.unwrap();
         drop_schema(&self.url, &self.schema).await;

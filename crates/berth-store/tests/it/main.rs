@@ -7,6 +7,7 @@
 
 mod conformance;
 mod fixtures;
+mod late_commits;
 mod leases;
 mod sqlite;
 
