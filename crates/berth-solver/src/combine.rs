@@ -90,6 +90,15 @@ pub(crate) fn solve_components(
     }
 }
 
+/// How many components a pass would search (unsolved, small enough, with a cost).
+pub(crate) fn pending(comps: &Components) -> usize {
+    comps
+        .list
+        .iter()
+        .filter(|c| c.opt.is_none() && c.vars.len() <= MAX_VARS && !c.terms.is_empty())
+        .count()
+}
+
 /// The root state the component searches share.
 enum Shared {
     /// Not propagated yet.

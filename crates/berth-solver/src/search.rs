@@ -199,8 +199,12 @@ const DEEPEN_SHARE: f64 = 0.25;
 /// Most passes of [`Engine::deepen`] while no plan is known.
 const BLIND_PASSES: u32 = 12;
 
-/// Fewest nodes the canonical pass may take (see [`Engine::canonical`]).
+/// Fewest nodes the canonical pass may take (see [`Engine::canonical`]), on problems of up to
+/// 100 000 values left at the root.
 const CANONICAL_MIN_NODES: u64 = 10_000;
+/// The same floor as work (nodes × values left) on larger problems, whose nodes cost more:
+/// 1000×5000 in groups of 5 spent 11 s on 10 000 canonical nodes after a proof in 1 s.
+const CANONICAL_MIN_WORK: u64 = 1_000_000_000;
 
 /// Most restarts of the main search (see [`Engine::search`]).
 const RESTARTS: u32 = 16;
@@ -954,7 +958,8 @@ impl<'p> Engine<'p> {
         self.shared = None;
         self.seeded = false;
         let limit = self.node_limit;
-        let budget = self.stats.nodes.max(CANONICAL_MIN_NODES);
+        let min = CANONICAL_MIN_NODES.min(CANONICAL_MIN_WORK / self.st.values_left().max(1));
+        let budget = self.stats.nodes.max(min);
         self.node_limit = Some(limit.unwrap_or(u64::MAX).min(self.stats.nodes + budget));
         self.dfs(0);
         self.node_limit = limit;
