@@ -1,10 +1,10 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--trace] [--explain] [--plan OUT]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--trace] [--explain] [--stats] [--plan OUT]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr; `--plan`: the plan found, each demand's
 //! candidate, as a JSON array; `--node-limit`: stop after N nodes of all threads, the
-//! same search run after run).
+//! same search run after run; `--stats`: the search's counters, on stderr).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
 
@@ -139,6 +139,11 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
     };
     let out = p.solve(&opts);
     let secs = start.elapsed().as_secs_f64();
+    if args.iter().any(|a| a == "--stats")
+        && let Ok(o) = &out
+    {
+        eprintln!("{:?}", o.stats());
+    }
     let (status, objective, values, nodes) = match &out {
         Ok(Outcome::Solved {
             solutions,
