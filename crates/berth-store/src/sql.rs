@@ -358,22 +358,27 @@ macro_rules! sql_store {
                     if $backend != $crate::Backend::Postgres {
                         return $crate::Store::head(self, stream).await;
                     }
-                    let mut tx = self.pool.begin().await.map_err(E::db("begin transaction"))?;
-                    // Waits for a transaction that is creating the stream; rolled back below,
-                    // so a stream nobody wrote stays absent.
-                    sqlx::query($crate::sql::q::INSERT_STREAM)
-                        .bind(stream)
-                        .bind($crate::SCHEMA_VERSION as i64)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(E::db("wait for stream writers"))?;
-                    let head: Option<i64> = sqlx::query_scalar($crate::sql::q::HEAD_FOR_SHARE)
-                        .bind(stream)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(E::db("read settled stream head"))?;
-                    tx.rollback().await.map_err(E::db("rollback"))?;
-                    Ok(head.map_or(0, |h| u64::try_from(h).unwrap_or(0)))
+                    $crate::lease::retry_serialization(|| async {
+                        let mut tx =
+                            self.pool.begin().await.map_err(E::db("begin transaction"))?;
+                        // Waits for a transaction that is creating the stream; rolled back
+                        // below, so a stream nobody wrote stays absent.
+                        sqlx::query($crate::sql::q::INSERT_STREAM)
+                            .bind(stream)
+                            .bind($crate::SCHEMA_VERSION as i64)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(E::db("wait for stream writers"))?;
+                        let head: Option<i64> =
+                            sqlx::query_scalar($crate::sql::q::HEAD_FOR_SHARE)
+                                .bind(stream)
+                                .fetch_optional(&mut *tx)
+                                .await
+                                .map_err(E::db("read settled stream head"))?;
+                        tx.rollback().await.map_err(E::db("rollback"))?;
+                        Ok(head.map_or(0, |h| u64::try_from(h).unwrap_or(0)))
+                    })
+                    .await
                 })
             }
 

@@ -39,7 +39,11 @@ impl Core {
         let stream = &self.opts.stream;
         // A commit sent by a writer that died (a killed predecessor, a dropped connection) may
         // still land: wait for it, or a write nobody was told about could appear after we load.
-        self.store.settled_head(stream).await?;
+        // Not fatal: a read-only database refuses the wait (and has no writer to wait for),
+        // and any other failure shows again in the reads below.
+        if let Err(e) = self.store.settled_head(stream).await {
+            tracing::warn!(stream = %stream, error = %e, "cannot wait for writes under way; loading without");
+        }
         let seqs = match self.store.snapshot_seqs(stream).await {
             Ok(seqs) => seqs,
             Err(e) => {
