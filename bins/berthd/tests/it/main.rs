@@ -49,6 +49,8 @@ mod planqueue;
 mod races;
 mod secrets;
 mod seeding;
+#[cfg(berth_test_postgres)]
+mod settle;
 mod tls;
 
 /// ONAP network-slicing flows (nsi, nssi, nst, generated slice profiles).
