@@ -300,15 +300,7 @@ fn check(c: &Client, d: &Daemon, model: &mut Model, cycle: usize) {
     assert_eq!(s, 200, "{v}");
     for z in 0..ZONES {
         let zone = format!("k{z}");
-        let total: u64 = v["capacity"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter(|(p, _)| p.starts_with(&format!("{zone}/")) || p.as_str() == zone)
-                    .filter_map(|(_, l)| l["units"].as_u64())
-                    .sum()
-            })
-            .unwrap_or(0);
+        let total = super::zone_units(&v, &zone);
         let (acked, pending) = model.raised.get(&zone).copied().unwrap_or((0, 0));
         let low = BASE_UNITS + acked;
         assert!(

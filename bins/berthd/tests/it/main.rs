@@ -196,6 +196,19 @@ fn del(c: &Client, d: &Daemon, path: &str) -> u16 {
         .as_u16()
 }
 
+/// The `units` of `zone` and its pools in a `/query-capacity` answer.
+fn zone_units(answer: &Value, zone: &str) -> u64 {
+    answer["capacity"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(p, _)| p.starts_with(&format!("{zone}/")) || p.as_str() == zone)
+                .filter_map(|(_, l)| l["units"].as_u64())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
 fn end() -> String {
     (chrono::Utc::now() + chrono::TimeDelta::days(2)).to_rfc3339()
 }

@@ -56,15 +56,7 @@ fn until_waiting(db: &Db, n: i64, what: &str) {
 fn units(c: &reqwest::blocking::Client, d: &super::Daemon, zone: &str) -> u64 {
     let (s, v) = post(c, d, "/query-capacity", json!({"capacity": "total"}));
     assert_eq!(s, 200, "{v}");
-    v["capacity"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter(|(p, _)| p.starts_with(&format!("{zone}/")) || p.as_str() == zone)
-                .filter_map(|(_, l)| l["units"].as_u64())
-                .sum()
-        })
-        .unwrap_or(0)
+    super::zone_units(&v, zone)
 }
 
 #[test]
