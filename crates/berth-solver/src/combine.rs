@@ -45,10 +45,7 @@ pub(crate) fn solve_components(
         // Smallest first, each with a fair share of what is left of the budget, so one large
         // component cannot starve the small ones.
         let mut todo: Vec<usize> = (0..comps.list.len())
-            .filter(|&i| {
-                let c = &comps.list[i];
-                c.opt.is_none() && c.vars.len() <= MAX_VARS && !c.terms.is_empty()
-            })
+            .filter(|&i| searchable(&comps.list[i]))
             .collect();
         todo.sort_by_key(|&i| (comps.list[i].vars.len(), i));
         let count = todo.len() as u64;
@@ -90,13 +87,14 @@ pub(crate) fn solve_components(
     }
 }
 
-/// How many components a pass would search (unsolved, small enough, with a cost).
+/// Whether a pass searches `c`: unsolved, small enough, with a cost.
+fn searchable(c: &Comp) -> bool {
+    c.opt.is_none() && c.vars.len() <= MAX_VARS && !c.terms.is_empty()
+}
+
+/// How many components a pass would search.
 pub(crate) fn pending(comps: &Components) -> usize {
-    comps
-        .list
-        .iter()
-        .filter(|c| c.opt.is_none() && c.vars.len() <= MAX_VARS && !c.terms.is_empty())
-        .count()
+    comps.list.iter().filter(|c| searchable(c)).count()
 }
 
 /// The root state the component searches share.

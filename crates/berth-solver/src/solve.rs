@@ -111,7 +111,7 @@ impl Problem {
             // 500 nodes for its 200 components, and is in 1.1 s with 125 each.
             let first = if self.capacities().is_empty() {
                 PHASE_LIMIT
-            } else if lp_wanted(opts, values) {
+            } else if lp_time(opts, values).is_some() {
                 SHORT_PHASE_LIMIT
             } else {
                 let n = comps.as_ref().map_or(0, pending) as u64;
@@ -155,9 +155,7 @@ impl Problem {
             for plan in [quick, seed].into_iter().flatten() {
                 e.seed(plan);
             }
-            let left = opts.deadline.as_ref().and_then(|d| d.remaining());
-            let lp = lp_wanted(opts, e.st.values_left())
-                .then(|| left.map_or(opts.lp_time, |l| opts.lp_time.min(l / 8)));
+            let lp = lp_time(opts, e.st.values_left());
             // A first plan is wanted fast: the relaxation is for the bound, and on large
             // problems it costs more than the dive (1000×5000: 3 s against 0.3 s).
             let relaxed = !opts.stop_at_first && e.relax_capacity(lp);
@@ -253,13 +251,15 @@ impl Problem {
     }
 }
 
-/// Whether the root gets the LP bound, with `values` left in the domains. Building the rows
-/// is not under the LP's time limit: a deadline too short for the problem's size goes without.
-fn lp_wanted(opts: &SolveOptions, values: u64) -> bool {
+/// The root LP bound's time limit with `values` left in the domains; `None`: no LP. Building
+/// the rows is not under the LP's time limit: a deadline too short for the problem's size
+/// goes without.
+fn lp_time(opts: &SolveOptions, values: u64) -> Option<std::time::Duration> {
     let left = opts.deadline.as_ref().and_then(|d| d.remaining());
-    !opts.stop_at_first
+    (!opts.stop_at_first
         && opts.lp_min_values.is_some_and(|m| values >= m)
-        && left.is_none_or(|l| l.as_secs_f64() >= values as f64 * LP_SECS_PER_VALUE)
+        && left.is_none_or(|l| l.as_secs_f64() >= values as f64 * LP_SECS_PER_VALUE))
+    .then(|| left.map_or(opts.lp_time, |l| opts.lp_time.min(l / 8)))
 }
 
 /// Time left per value of the problem below which the LP bound is skipped (60×800, 21 000
