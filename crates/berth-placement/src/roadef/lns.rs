@@ -1,6 +1,7 @@
 //! Local search for machine reassignment: random shift and swap moves evaluated
 //! incrementally (`State`), with a share of best-of moves (the cheapest machine for a process,
-//! the cheapest of 64 swaps), exact repacking of two machines (`pair`) and ejections (move a
+//! the cheapest of 64 swaps), exact repacking of two machines (`pair`; some of the pairs a
+//! machine above a safety capacity and one with room below it) and ejections (move a
 //! process onto a roomy machine, then move others away), home moves (a moved process back to
 //! its original machine, by a shift, a swap or an ejection there; more of them as the move
 //! costs' share of the objective grows); late-acceptance hill climbing;
@@ -91,6 +92,10 @@ const PAIR_NODES: u64 = 5_000;
 const PAIR_FREE: usize = 14;
 /// Roomy partners are the roomiest of this many random machines.
 const PAIR_PICK: usize = 2;
+
+/// Out of 256 moves, how many repack a machine above its safety capacity of a resource with
+/// one that has room below it ([`levelling_pair`]).
+const LEVEL_SHARE: usize = 8;
 
 /// Out of 256 moves, how many send a moved process back to its original machine: at least
 /// the first, and up to their sum as the move costs' share of the objective grows (they are
@@ -234,23 +239,18 @@ fn random_move(
                 .unwrap_or(from),
         };
         if t != from {
-            let mut free: Vec<usize> = st
-                .on(from)
-                .iter()
-                .chain(st.on(t))
-                .map(|&q| q as usize)
-                .collect();
-            // A random part of both machines when they hold too many for an exact split.
-            while free.len() > PAIR_FREE {
-                free.swap_remove(rng.below(free.len()));
-            }
-            if !free.contains(&p) {
-                free[0] = p;
-            }
-            journal.extend(pair::repack(st, model, [from, t], &free, PAIR_NODES));
+            repack(st, model, rng, journal, [from, t], Some(p));
         }
         Move::Applied
-    } else if kind < 16 + PAIR_SHARE + home_share(st, model) {
+    } else if kind < 16 + PAIR_SHARE + LEVEL_SHARE {
+        // Only the excess that some machine has room for is load cost a move can remove (on
+        // a2_5 ten of twelve resources are over their total safety capacity): such pairs are
+        // where repacking pays.
+        if let Some(pair) = levelling_pair(st, model, rng) {
+            repack(st, model, rng, journal, pair, None);
+        }
+        Move::Applied
+    } else if kind < 16 + PAIR_SHARE + LEVEL_SHARE + home_share(st, model) {
         home_move(st, model, rng, journal)
     } else if kind < 128 {
         // Shift, half the time within the process's neighborhood (dependencies stay met).
@@ -271,6 +271,84 @@ fn random_move(
         eject(st, model, rng, journal, p);
         Move::Applied
     }
+}
+
+/// Both machines' processes split again exactly ([`pair::repack`]), a random part of them
+/// when they hold too many (`p`, if given, always among them).
+fn repack(
+    st: &mut State<'_>,
+    model: &Model,
+    rng: &mut Rng,
+    journal: &mut Journal,
+    machines: [usize; 2],
+    p: Option<usize>,
+) {
+    let mut free: Vec<usize> = st
+        .on(machines[0])
+        .iter()
+        .chain(st.on(machines[1]))
+        .map(|&q| q as usize)
+        .collect();
+    while free.len() > PAIR_FREE {
+        free.swap_remove(rng.below(free.len()));
+    }
+    if let Some(p) = p
+        && !free.contains(&p)
+    {
+        free[0] = p;
+    }
+    journal.extend(pair::repack(st, model, machines, &free, PAIR_NODES));
+}
+
+/// A machine above its safety capacity of some resource and one with room below it (see
+/// [`State::excess_and_room`]), or `None` when no resource has both. The resource is drawn in
+/// proportion to the load cost such pairs could remove (its weight times the smaller of the
+/// total excess and the total room), each machine in proportion to its excess or its room.
+fn levelling_pair(st: &State<'_>, model: &Model, rng: &mut Rng) -> Option<[usize; 2]> {
+    let (nm, nr) = (model.machines.len(), model.resources.len());
+    let mut totals = vec![(0i64, 0i64); nr];
+    for m in 0..nm {
+        for (r, t) in totals.iter_mut().enumerate() {
+            let (excess, room) = st.excess_and_room(m, r);
+            t.0 += excess;
+            t.1 += room;
+        }
+    }
+    let removable: Vec<i64> = totals
+        .iter()
+        .zip(&model.resources)
+        .map(|(&(excess, room), res)| res.weight_load_cost.saturating_mul(excess.min(room)))
+        .collect();
+    let r = draw(rng, &removable)?;
+    let side = |rng: &mut Rng, room: bool| {
+        let weights: Vec<i64> = (0..nm)
+            .map(|m| {
+                let (excess, space) = st.excess_and_room(m, r);
+                if room { space } else { excess }
+            })
+            .collect();
+        draw(rng, &weights)
+    };
+    let from = side(rng, false)?;
+    let to = side(rng, true)?;
+    (from != to).then_some([from, to])
+}
+
+/// An index drawn in proportion to its (non-negative) weight; `None` when they sum to 0.
+fn draw(rng: &mut Rng, weights: &[i64]) -> Option<usize> {
+    let total = weights.iter().map(|&w| i128::from(w.max(0))).sum::<i128>();
+    if total <= 0 {
+        return None;
+    }
+    let mut x = i128::from(rng.next()) % total;
+    for (k, &w) in weights.iter().enumerate() {
+        let w = i128::from(w.max(0));
+        if x < w {
+            return Some(k);
+        }
+        x -= w;
+    }
+    None
 }
 
 /// The cheapest feasible swap of `p` with one of 64 random processes.
@@ -527,37 +605,75 @@ mod tests {
     use crate::roadef::check::check;
     use crate::roadef::model::{Machine, Process, Resource, Service};
 
-    /// Three machines of capacity 11 and processes 0 (6), 1 (7) and 2 (5), each at home on the
-    /// machine of its index at first; every move costs 1, every service move 1.
-    fn full_home() -> Model {
-        let machine = || Machine {
+    /// One resource of load weight 1; machines as `(capacity, safety capacity)`, one
+    /// neighborhood and location; a process per size, each its own service; every move
+    /// costs 1, every service move 1.
+    fn one_resource(transient: bool, machines: &[(i64, i64)], sizes: &[i64]) -> Model {
+        let machine = |&(capacity, safety): &(i64, i64)| Machine {
             neighborhood: 0,
             location: 0,
-            capacity: vec![11],
-            safety_capacity: vec![11],
+            capacity: vec![capacity],
+            safety_capacity: vec![safety],
         };
-        let process = |service, size| Process {
+        let process = |(service, &size): (usize, &i64)| Process {
             service,
             requirement: vec![size],
             move_cost: 1,
         };
-        let service = || Service {
+        let service = |_| Service {
             spread_min: 0,
             dependencies: vec![],
         };
         Model::from_parts(
             vec![Resource {
-                transient: false,
+                transient,
                 weight_load_cost: 1,
             }],
-            vec![machine(), machine(), machine()],
-            vec![service(), service(), service()],
-            vec![process(0, 6), process(1, 7), process(2, 5)],
+            machines.iter().map(machine).collect(),
+            sizes.iter().map(service).collect(),
+            sizes.iter().enumerate().map(process).collect(),
             vec![],
             [1, 1, 1],
-            vec![0; 9],
+            vec![0; machines.len() * machines.len()],
         )
         .unwrap()
+    }
+
+    /// Three machines of capacity 11 and processes 0 (6), 1 (7) and 2 (5), each at home on the
+    /// machine of its index at first.
+    fn full_home() -> Model {
+        one_resource(false, &[(11, 11); 3], &[6, 7, 5])
+    }
+
+    /// Three machines of capacity 20 (8 for machine 1) and safety capacities 5, 8 and 10;
+    /// processes of sizes 10, 2, 10 and 6 (on machines 0, 1, 2 and 1 in the test).
+    fn uneven(transient: bool) -> Model {
+        one_resource(transient, &[(20, 5), (8, 8), (20, 10)], &[10, 2, 10, 6])
+    }
+
+    #[test]
+    fn levelling_pairs_join_an_excess_to_room_that_can_take_it() {
+        let initial = [0, 1, 2, 1];
+        // Process 3 moved to machine 2: machine 1 keeps 2 of 8 (room 6 below its safety
+        // capacity), machines 0 and 2 are 5 and 6 above theirs.
+        let model = uneven(false);
+        let mut st = State::new(&model, &initial);
+        st.shift(3, 2);
+        assert_eq!(st.excess_and_room(1, 0), (0, 6));
+        let mut from = [0; 3];
+        for seed in 0..200 {
+            let [a, b] = levelling_pair(&st, &model, &mut Rng(seed)).unwrap();
+            assert_eq!(b, 1, "seed {seed}");
+            from[a] += 1;
+        }
+        // Drawn in proportion to their excess, 5 to 6.
+        assert!(from[0] > 60 && from[2] > 60 && from[1] == 0, "{from:?}");
+        // Transient: machine 1 still holds process 3's 6 of its capacity 8, so it has no room.
+        let model = uneven(true);
+        let mut st = State::new(&model, &initial);
+        st.shift(3, 2);
+        assert_eq!(st.excess_and_room(1, 0), (0, 0));
+        assert_eq!(levelling_pair(&st, &model, &mut Rng(1)), None);
     }
 
     #[test]

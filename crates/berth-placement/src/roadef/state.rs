@@ -220,6 +220,17 @@ impl<'a> State<'a> {
             .sum()
     }
 
+    /// Machine `m`'s usage of resource `r` above its safety capacity, and the room it has
+    /// below: what it can take before reaching either its safety capacity or, counting the
+    /// transient usage it keeps for processes moved away, its capacity.
+    pub(super) fn excess_and_room(&self, m: usize, r: usize) -> (i64, i64) {
+        let mach = &self.model.machines[m];
+        let u = self.usage[m * self.nr + r];
+        let room =
+            (mach.safety_capacity[r] - u).min(mach.capacity[r] - u - self.gone[m * self.nr + r]);
+        ((u - mach.safety_capacity[r]).max(0), room.max(0))
+    }
+
     /// Usage of resource `r` on machine `m`.
     pub(super) fn usage(&self, m: usize, r: usize) -> i64 {
         self.usage[m * self.nr + r]
