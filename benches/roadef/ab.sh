@@ -27,8 +27,10 @@ for inst in $instances; do
   for seed in $seeds; do
     if [ "${AB_TOGETHER:-0}" = 1 ]; then
       run before "$before" "$inst" "$seed" > "$out/before.txt" &
+      pid=$!
       run after "$after" "$inst" "$seed" > "$out/after.txt"
-      wait
+      # A bare `wait` returns 0 whatever the run did; this one fails the script with it.
+      wait "$pid"
       cat "$out/before.txt" "$out/after.txt"
     else
       run before "$before" "$inst" "$seed"
