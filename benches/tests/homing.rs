@@ -28,14 +28,17 @@ fn berth_proves_the_cpsat_optima() {
         let p = to_problem(&inst);
         let mut plans = Vec::new();
         let mut given = 0;
-        // Two threads: sharing the tree from the root, and only after the first nodes (the
-        // default); then the same with the LP bound on every size.
+        // Two threads (the second runs neighbourhood rounds first): sharing the tree from
+        // the root, and only after the first nodes (the default); three from the root (one
+        // waits for a subtree from the start); then the same with the LP bound on every size.
         let runs = [
             (1, 0, None),
             (2, 0, None),
             (2, 2_000, None),
+            (3, 0, None),
             (1, 0, Some(0)),
             (2, 0, Some(0)),
+            (3, 0, Some(0)),
         ];
         for (threads, helpers_after, lp_min_values) in runs {
             let out = p
@@ -56,7 +59,7 @@ fn berth_proves_the_cpsat_optima() {
                 panic!("{}: no plan: {out:?}", inst.name)
             };
             assert!(optimal, "{}", inst.name);
-            if threads > 1 && helpers_after == 0 {
+            if threads > 2 {
                 given += stats.subtrees_given;
             }
             let values: Vec<u32> = solutions[0].values.iter().map(|v| v.0).collect();
@@ -70,12 +73,18 @@ fn berth_proves_the_cpsat_optima() {
             "{}: 1 and 2 threads, late helpers",
             inst.name
         );
+        assert_eq!(plans[0], plans[3], "{}: 1 and 3 threads", inst.name);
         assert_eq!(
-            plans[3], plans[4],
+            plans[4], plans[5],
             "{}: LP bound, 1 and 2 threads",
             inst.name
         );
-        // Both threads searched: one gave the other subtrees.
+        assert_eq!(
+            plans[4], plans[6],
+            "{}: LP bound, 1 and 3 threads",
+            inst.name
+        );
+        // The threads searched the tree together: one gave another subtrees.
         assert!(given > 0, "{}: no subtree given", inst.name);
     }
 }

@@ -355,6 +355,35 @@ proptest! {
         let values = e.found[0].solution.values.clone();
         prop_assert!(p.check(&values).is_empty());
     }
+
+    /// Two threads sharing the tree from the root, the rounds on the second (their schedule
+    /// on one thread never due): the search ends at the brute-force optimum, rounds ran, and
+    /// they are back with the search for its next pass.
+    #[test]
+    fn rounds_beside_a_shared_search_keep_the_optimum(seed in any::<u64>(), lns_seed in any::<u64>()) {
+        let p = contended(seed);
+        let mut plans = all_plans(&p);
+        plans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let Some(worst) = plans.last().cloned() else {
+            return Ok(());
+        };
+        let obj = p.compile().expect("valid");
+        let active = vec![true; p.constraint_count()];
+        let cfg = crate::search::RunConfig::whole(&active);
+        let mut e = crate::search::Engine::new(&p, &obj, &cfg);
+        prop_assert!(e.root(&[], false).is_ok());
+        e.seed(worst.1);
+        e.relax_capacity(None);
+        e.improve(lns_seed, u64::MAX / 2);
+        let shared = crate::search::Shared::new();
+        e.parallel(2, 0, &shared);
+        let mark = e.st.mark();
+        e.search(mark);
+        prop_assert!(e.stats.stopped.is_none());
+        prop_assert_eq!(e.found.first().map(|f| f.solution.score), Some(plans[0].0));
+        prop_assert!(e.improve_rounds() > 0);
+        prop_assert!(p.check(&e.found[0].solution.values).is_empty());
+    }
 }
 
 /// `contended` with every kind of row the LP bound reads: a pair table, same keys and

@@ -257,15 +257,21 @@ fn a_proven_optimum_is_the_same_plan_for_any_thread_count() {
                 many, one,
                 "{threads} threads, seed {seed}, helpers after {after} nodes"
             );
-            // The threads share the tree once a search outgrows its first nodes: one of
-            // them waits from the start, so the other gives it a subtree at its first branch.
+            // The threads share the tree once a search outgrows its first nodes: with three
+            // or more, one waits from the start, so another gives it a subtree at its first
+            // branch. With two, the second runs neighbourhood rounds first, and the first may
+            // end the tree alone meanwhile.
             let n = if threads == 0 { cores } else { threads };
             let shared = n > 1 && after < alone.nodes;
-            assert_eq!(
-                stats.subtrees_given > 0,
-                shared,
-                "{threads} threads, {stats:?}"
-            );
+            if n != 2 {
+                assert_eq!(
+                    stats.subtrees_given > 0,
+                    shared,
+                    "{threads} threads, {stats:?}"
+                );
+            } else if !shared {
+                assert_eq!(stats.subtrees_given, 0, "{threads} threads, {stats:?}");
+            }
         }
     }
 }
