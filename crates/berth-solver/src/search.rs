@@ -550,8 +550,9 @@ struct Improver<'p> {
     root_lb: f64,
     /// Rounds run.
     rounds: u64,
-    /// Rounds run beside a shared search (see [`Engine::dfs_top`]): their nodes, those
-    /// nodes when the last one improved the plan, and whether they stopped for good.
+    /// Rounds run beside a shared search (see [`Engine::run_beside`]): their nodes, those
+    /// nodes when the last one improved the plan, and whether they went stale (they then
+    /// run between the second thread's nodes).
     beside_nodes: u64,
     beside_gain: u64,
     beside_stale: bool,
@@ -1817,7 +1818,7 @@ impl<'p> Engine<'p> {
     /// last gain; from then on they run between this thread's nodes, on the schedule one
     /// thread keeps (see [`Engine::improve`]). So the rounds find plans while the other
     /// thread proves: on h60x800-s6 the rounds find the optimum in 60 ms, and proving it
-    /// takes seconds (median of three on two threads, h60x800-s5: 4.4 s to 2.8 s).
+    /// takes seconds (h60x800-s5 on two threads, median of five: 4.7 s to 3.2 s).
     fn run_beside(
         &mut self,
         (imp, engine): &mut (Box<Improver<'p>>, Engine<'p>),
