@@ -261,10 +261,18 @@ impl Relaxation {
 
     /// The current values of each variable of the LP.
     fn domains(&self, st: &State) -> Vec<Vec<u32>> {
-        self.vars
-            .iter()
-            .map(|&x| st.values(x).map(|v| v.0).collect())
-            .collect()
+        let mut domains = Vec::new();
+        self.domains_into(st, &mut domains);
+        domains
+    }
+
+    /// [`Relaxation::domains`] into `domains`, reusing its vectors.
+    fn domains_into(&self, st: &State, domains: &mut Vec<Vec<u32>>) {
+        domains.resize_with(self.vars.len(), Vec::new);
+        for (dom, &x) in domains.iter_mut().zip(&self.vars) {
+            dom.clear();
+            dom.extend(st.values(x).map(|v| v.0));
+        }
     }
 
     /// Whether every domain of `st` lies within those the rows were built on (rows built on
@@ -521,11 +529,7 @@ impl Relaxation {
         // The domains in a buffer kept per thread, and the costs in one vector: a node LP
         // allocated two vectors per variable, a tenth of h60x800-s6's time.
         let (lam, ends, mut costs) = NODE_DOMAINS.with_borrow_mut(|domains| {
-            domains.resize_with(self.vars.len(), Vec::new);
-            for (dom, &x) in domains.iter_mut().zip(&self.vars) {
-                dom.clear();
-                dom.extend(st.values(x).map(|v| v.0));
-            }
+            self.domains_into(st, domains);
             let (lam, _) = self.solve(domains, time, false)?;
             // The adjusted costs of the node's values only (`adjusted` covers each universe).
             let mut ends = Vec::with_capacity(domains.len());

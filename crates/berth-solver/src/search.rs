@@ -823,6 +823,22 @@ impl<'p> Engine<'p> {
         (best, ok && self.stats.stopped.is_none())
     }
 
+    /// A round on this round engine around `incumbent` (costing `cost`), in the next
+    /// neighbourhood of `nb`, which hears how it went: the cheaper plan found, if any, and
+    /// the nodes it ran.
+    fn round_around(
+        &mut self,
+        nb: &mut Neighbourhoods,
+        incumbent: &[Value],
+        cost: f64,
+    ) -> (Option<(f64, Vec<Value>)>, u64) {
+        let free = nb.pick(incumbent);
+        let before = self.stats.nodes;
+        let (plan, completed) = self.round(incumbent, cost, &free, nb.budget(ROUND_NODES));
+        nb.feedback(plan.is_some(), completed);
+        (plan, self.stats.nodes - before)
+    }
+
     /// Searches at most `nodes` nodes from the current (root) node. True when that settled
     /// the search (completed, or stopped by its own limits); otherwise the state is back at
     /// the root, with the plans found kept as incumbents.
@@ -881,12 +897,9 @@ impl<'p> Engine<'p> {
             else {
                 break;
             };
-            let free = nb.pick(&inc);
-            let before = engine.stats.nodes;
-            let (plan, completed) = engine.round(&inc, cost, &free, nb.budget(ROUND_NODES));
+            let (plan, ran) = engine.round_around(nb, &inc, cost);
             // Round nodes count against the node limit like the search's own.
-            self.stats.nodes += engine.stats.nodes - before;
-            nb.feedback(plan.is_some(), completed);
+            self.stats.nodes += ran;
             rounds += 1;
             if let Some((_, values)) = plan {
                 self.seed(values);
@@ -1832,13 +1845,9 @@ impl<'p> Engine<'p> {
             let Some((cost, inc)) = shared.get() else {
                 return;
             };
-            let free = imp.nb.pick(&inc);
-            let before = engine.stats.nodes;
-            let (plan, completed) = engine.round(&inc, cost, &free, imp.nb.budget(ROUND_NODES));
-            let ran = engine.stats.nodes - before;
+            let (plan, ran) = engine.round_around(&mut imp.nb, &inc, cost);
             self.stats.nodes += ran;
             imp.beside_nodes += ran;
-            imp.nb.feedback(plan.is_some(), completed);
             imp.rounds += 1;
             if let Some((c, values)) = plan {
                 shared.offer(c, &values);
