@@ -109,9 +109,10 @@ impl Problem {
             // multipliers are chosen against an incumbent, and can bound lower), so each
             // component gets a share: 1000×5000 in groups of 5 was not proven in 20 s with
             // 500 nodes for its 200 components, and is in 1.1 s with 125 each.
+            let seed_only = !self.capacities().is_empty() && lp_time(opts, values).is_some();
             let first = if self.capacities().is_empty() {
                 PHASE_LIMIT
-            } else if lp_time(opts, values).is_some() {
+            } else if seed_only {
                 SHORT_PHASE_LIMIT
             } else {
                 let n = comps.as_ref().map_or(0, pending) as u64;
@@ -121,9 +122,9 @@ impl Problem {
                     .min(share)
                     .clamp(SHORT_PHASE_LIMIT, PHASE_LIMIT)
             };
-            let seed = comps
-                .as_mut()
-                .and_then(|c| solve_components(self, &obj, c, &excluded, opts, first, &mut stats));
+            let seed = comps.as_mut().and_then(|c| {
+                solve_components(self, &obj, c, &excluded, opts, first, seed_only, &mut stats)
+            });
             let node_limit = opts.node_limit.map(|l| l.saturating_sub(stats.nodes));
             let cfg = RunConfig {
                 comps: comps.as_ref(),
@@ -185,6 +186,7 @@ impl Problem {
                     &excluded,
                     opts,
                     PHASE_LIMIT,
+                    false,
                     &mut stats,
                 ) {
                     e.seed(plan);

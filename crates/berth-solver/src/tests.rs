@@ -594,3 +594,70 @@ fn integral_objectives_are_recognised() {
     });
     assert!(!integral(&pair));
 }
+
+/// Two components: five variables pairwise different over four values (no plan, found only
+/// by search), then five over a wide domain, all different.
+fn hopeless_then_easy() -> crate::Problem {
+    use crate::{AllDifferent, Pairwise, Sense};
+    let mut p = crate::Problem::new();
+    let tight: Vec<VarId> = (0..5).map(|i| p.add_var(format!("t{i}"), 4)).collect();
+    let wide: Vec<VarId> = (0..5).map(|i| p.add_var(format!("w{i}"), 20)).collect();
+    for i in 0..5 {
+        for j in i + 1..5 {
+            p.add_constraint("differ", Pairwise::new(tight[i], tight[j], |a, b| a != b));
+        }
+    }
+    p.add_constraint("all different", AllDifferent::new(wide.clone()));
+    // Each wide variable is cheapest on a value of its own: its search is one dive.
+    let terms = tight
+        .iter()
+        .map(|&x| (1.0, Expr::unary(x, vec![0.0, 1.0, 2.0, 3.0])))
+        .chain(wide.iter().enumerate().map(|(i, &x)| {
+            let costs: Vec<f64> = (0..20).map(|v| if v == i { 0.0 } else { 1.0 }).collect();
+            (1.0, Expr::unary(x, costs))
+        }))
+        .collect::<Vec<_>>();
+    p.set_objective(Sense::Minimize, Expr::sum(terms));
+    p
+}
+
+/// A pass for a seed alone ends at the first component it leaves without a plan, whether
+/// it ran out of nodes or proved there is none; a pass for bounds goes on to the next.
+#[test]
+fn a_seeding_pass_stops_at_the_first_unsolved_component() {
+    let p = hopeless_then_easy();
+    let obj = p.compile().expect("valid");
+    let opts = crate::SolveOptions::default();
+    // (seed only, node budget, the first component's optimum, the second's). The first
+    // proves it has no plan in 17 nodes, the second is one dive of 6; each gets a fair share
+    // of what is left of the budget (40: 20 nodes first; 16: 8, and it stops unsolved).
+    let cases = [
+        (false, 40, Some(f64::INFINITY), Some(0.0)),
+        (true, 40, Some(f64::INFINITY), None),
+        (false, 16, None, Some(0.0)),
+        (true, 16, None, None),
+    ];
+    for (seed_only, budget, first, second) in cases {
+        let mut comps = crate::decompose::analyze(&p, &obj).expect("two components");
+        assert_eq!(comps.list.len(), 2);
+        assert_eq!(comps.list[0].vars, vec![0, 1, 2, 3, 4]);
+        let mut stats = crate::Stats::default();
+        let plan = crate::combine::solve_components(
+            &p,
+            &obj,
+            &mut comps,
+            &[],
+            &opts,
+            budget,
+            seed_only,
+            &mut stats,
+        );
+        assert_eq!(plan, None);
+        let opts: Vec<Option<f64>> = comps.list.iter().map(|c| c.opt).collect();
+        assert_eq!(
+            opts,
+            vec![first, second],
+            "seed only {seed_only}, budget {budget}"
+        );
+    }
+}
