@@ -146,9 +146,24 @@ pub(crate) fn at_most_one_per_key(
 /// The domains a constraint's [`Constraint::linear`] rows range over.
 pub struct Domains<'a> {
     pub(crate) st: &'a State,
+    /// Per variable, the values rows are wanted about (increasing); `None`: all.
+    pub(crate) wanted: Option<&'a [Vec<u32>]>,
 }
 
 impl Domains<'_> {
+    /// Whether rows about value `value` of `var` are wanted. The LP may be solved over some
+    /// values only (column generation), and there a row that the assignment rows already
+    /// imply over the wanted values (one whose only positive term is on an unwanted value,
+    /// or a clique of values of one variable and unwanted ones) may be left out: it can
+    /// never bind. Every value is wanted outside column generation; leaving nothing out is
+    /// always sound.
+    pub fn wanted(&self, var: VarId, value: Value) -> bool {
+        self.wanted.is_none_or(|w| {
+            w.get(var.index())
+                .is_some_and(|vs| vs.binary_search(&value.0).is_ok())
+        })
+    }
+
     /// Current values of `var`, increasing.
     pub fn values(&self, var: VarId) -> DomainIter<'_> {
         self.st.values(var.0)

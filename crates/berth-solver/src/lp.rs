@@ -54,65 +54,70 @@ pub(crate) fn relax(
     time: Duration,
 ) -> Option<Lagrange> {
     let (base, others) = unary_costs(p, obj, st)?;
-    let lp = Relaxation::new(p, st, active, base)?;
-    let domains = lp.domains(st);
     let start = std::time::Instant::now();
     // Column generation: the LP over a few cheap values per variable and the incumbent's
     // (so it has a solution), then the values whose reduced cost is negative, until none is.
-    // Whatever it stops at, the multipliers bound over the whole domains.
-    let mut cols: Vec<Vec<u32>> = match incumbent {
-        Some(plan) => lp
-            .vars
-            .iter()
-            .zip(&domains)
-            .enumerate()
-            .map(|(i, (&x, dom))| {
-                let mut c = dom.clone();
-                let b = &lp.base[i];
-                c.sort_by(|&v, &w| cost_of(b, v).total_cmp(&cost_of(b, w)).then(v.cmp(&w)));
-                c.truncate(FIRST_COLUMNS);
-                if let Some(v) = plan
-                    .get(x as usize)
-                    .filter(|v| dom.binary_search(&v.0).is_ok())
-                {
-                    c.push(v.0);
-                }
-                c.sort_unstable();
-                c.dedup();
-                c
-            })
-            .collect(),
-        None => domains.clone(),
-    };
-    let mut last: Option<Vec<f64>> = None;
+    // Whatever it stops at, the multipliers bound over the whole domains. Each round's rows
+    // are those its columns need (the others never bind there): 60×800 has 1.2 million
+    // nonzeros over its root domains, its LP's columns a tenth of them.
+    let mut cols: Vec<Vec<u32>> = (0..st.vars() as u32)
+        .map(|x| {
+            let dom: Vec<u32> = st.values(x).map(|v| v.0).collect();
+            let Some(plan) = incumbent else {
+                return dom;
+            };
+            let b = base.get(x as usize).map_or(&[][..], Vec::as_slice);
+            let mut c = dom.clone();
+            c.sort_by(|&v, &w| cost_of(b, v).total_cmp(&cost_of(b, w)).then(v.cmp(&w)));
+            c.truncate(FIRST_COLUMNS);
+            if let Some(v) = plan
+                .get(x as usize)
+                .filter(|v| dom.binary_search(&v.0).is_ok())
+            {
+                c.push(v.0);
+            }
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect();
+    let mut last: Option<(Relaxation, Vec<f64>)> = None;
     loop {
+        let wanted = incumbent.is_some().then_some(cols.as_slice());
+        let Some(lp) = Relaxation::about(p, st, active, base.clone(), wanted) else {
+            break;
+        };
+        let lp_cols: Vec<Vec<u32>> = lp.vars.iter().map(|&x| cols[x as usize].clone()).collect();
         let left = time.saturating_sub(start.elapsed());
         // A round cut short keeps the multipliers of the one before.
-        let Some((lam, u)) = lp.solve(&cols, left, true) else {
+        let Some((lam, u)) = lp.solve(&lp_cols, left, true) else {
             break;
         };
         let (adj, _) = lp.adjusted(&lam);
-        last = Some(lam);
         let mut added = false;
-        for (i, dom) in domains.iter().enumerate() {
+        for (i, dom) in lp.domains(st).iter().enumerate() {
+            let c = &mut cols[lp.vars[i] as usize];
             let mut neg: Vec<(f64, u32)> = dom
                 .iter()
-                .filter(|v| cols[i].binary_search(v).is_err())
+                .filter(|v| c.binary_search(v).is_err())
                 .map(|&v| (cost_of(&adj[i], v) - u[i], v))
                 .filter(|&(rc, _)| rc < -1e-7)
                 .collect();
             neg.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for &(_, v) in neg.iter().take(ADDED_COLUMNS) {
-                cols[i].push(v);
+                c.push(v);
                 added = true;
             }
-            cols[i].sort_unstable();
+            c.sort_unstable();
         }
+        last = Some((lp, lam));
         if !added || start.elapsed() >= time {
             break;
         }
     }
-    let (adj, offset) = lp.adjusted(&last?);
+    let (lp, lam) = last?;
+    let (adj, offset) = lp.adjusted(&lam);
+    let domains = lp.domains(st);
     Some(Lagrange::new(lp.vars, adj, domains, offset, others))
 }
 
@@ -151,9 +156,21 @@ impl Relaxation {
         p: &Problem,
         st: &State,
         active: &[u32],
-        mut base: Vec<Vec<f64>>,
+        base: Vec<Vec<f64>>,
     ) -> Option<Relaxation> {
-        let rows = rows(p, st, active)?;
+        Relaxation::about(p, st, active, base, None)
+    }
+
+    /// [`Relaxation::new`] with the rows the `wanted` values need (see [`rows_about`]): an
+    /// LP over columns among them only.
+    fn about(
+        p: &Problem,
+        st: &State,
+        active: &[u32],
+        mut base: Vec<Vec<f64>>,
+        wanted: Option<&[Vec<u32>]>,
+    ) -> Option<Relaxation> {
+        let rows = rows_about(p, st, active, wanted)?;
         if rows.is_empty() || base.iter().all(Vec::is_empty) {
             return None;
         }
@@ -665,10 +682,22 @@ impl NodeDual {
     }
 }
 
-/// The hard constraints' rows over the root domains, without duplicates; `None` when they
-/// are too many.
+/// Every row of [`rows_about`].
+#[cfg(test)]
 pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear>> {
-    let domains = Domains { st };
+    rows_about(p, st, active, None)
+}
+
+/// The hard constraints' rows over the root domains, without duplicates, leaving out those
+/// the constraints say never bind over the `wanted` values (per variable, increasing; see
+/// [`Domains::wanted`]); `None` when they are too many.
+pub(crate) fn rows_about(
+    p: &Problem,
+    st: &State,
+    active: &[u32],
+    wanted: Option<&[Vec<u32>]>,
+) -> Option<Vec<Linear>> {
+    let domains = Domains { st, wanted };
     let mut rows: Vec<Linear> = Vec::new();
     for (cid, data) in p.capacities() {
         if !active.contains(&cid.0) {
@@ -711,10 +740,12 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
             }
         }
     }
+    let mut nonzeros: usize = rows.iter().map(|r| r.terms.len()).sum();
     for (i, (c, w)) in p.entries().enumerate() {
         if w.is_some() || !active.contains(&(i as u32)) {
             continue;
         }
+        let from = rows.len();
         rows.extend(c.linear(&domains));
         if let Some(keys) = c.distinct_keys() {
             rows.extend(at_most_one_per_key(c.scope().iter().zip(&keys).flat_map(
@@ -726,7 +757,8 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
                 },
             )));
         }
-        if rows.iter().map(|r| r.terms.len()).sum::<usize>() > MAX_NONZEROS {
+        nonzeros += rows[from..].iter().map(|r| r.terms.len()).sum::<usize>();
+        if nonzeros > MAX_NONZEROS {
             return None;
         }
     }

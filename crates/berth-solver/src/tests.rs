@@ -564,6 +564,91 @@ proptest! {
     }
 }
 
+/// The LP over the columns `cols` (per variable) with the unary costs `base` and `rows`
+/// (their terms on other values left out): its optimum, `None` when infeasible.
+fn lp_over(base: &[Vec<f64>], cols: &[Vec<u32>], rows: &[crate::Linear]) -> Option<f64> {
+    use microlp::{ComparisonOp, OptimizationDirection};
+    let mut primal = microlp::Problem::new(OptimizationDirection::Minimize);
+    let y: Vec<Vec<(u32, microlp::Variable)>> = cols
+        .iter()
+        .enumerate()
+        .map(|(x, vs)| {
+            vs.iter()
+                .map(|&v| {
+                    let c = base[x].get(v as usize).copied().unwrap_or(0.0);
+                    (v, primal.add_var(c, (0.0, 1.0)))
+                })
+                .collect()
+        })
+        .collect();
+    for vars in &y {
+        let ones: Vec<_> = vars.iter().map(|t| (t.1, 1.0)).collect();
+        primal.add_constraint(ones.as_slice(), ComparisonOp::Eq, 1.0);
+    }
+    for row in rows {
+        let terms: Vec<_> = row
+            .terms
+            .iter()
+            .filter_map(|&(x, v, a)| y[x.index()].iter().find(|t| t.0 == v.0).map(|t| (t.1, a)))
+            .collect();
+        let op = if row.equal {
+            ComparisonOp::Eq
+        } else {
+            ComparisonOp::Le
+        };
+        primal.add_constraint(terms.as_slice(), op, row.rhs);
+    }
+    let solved = primal.solve().ok()?;
+    Some(solved.solution()?.objective())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    /// Column generation builds only the rows its columns need: over any columns, the LP
+    /// with those rows has the optimum of the LP with every row.
+    #[test]
+    fn rows_about_the_columns_give_the_lp_of_every_row(seed in any::<u64>(), cut in any::<u64>()) {
+        let p = linked(seed);
+        let obj = p.compile().expect("valid");
+        let sizes = p.sizes();
+        let st = State::new(&sizes, Vec::new());
+        let mut next = xorshift(cut);
+        let cols: Vec<Vec<u32>> = sizes
+            .iter()
+            .map(|&m| {
+                let mut c: Vec<u32> = (0..m).filter(|_| next(3) > 0).collect();
+                if c.is_empty() {
+                    c.push(next(u64::from(m)) as u32);
+                }
+                c
+            })
+            .collect();
+        let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
+        let (base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
+        let every = crate::lp::rows(&p, &st, &active).expect("small");
+        let about = crate::lp::rows_about(&p, &st, &active, Some(&cols)).expect("small");
+        // The problem's costs, then random ones: other vertices, other binding rows.
+        let mut costs = vec![base];
+        for _ in 0..8 {
+            costs.push(
+                sizes
+                    .iter()
+                    .map(|&m| (0..m).map(|_| next(41) as f64 - 20.0).collect())
+                    .collect(),
+            );
+        }
+        for c in &costs {
+            match (lp_over(c, &cols, &every), lp_over(c, &cols, &about)) {
+                (Some(a), Some(b)) => {
+                    prop_assert!((a - b).abs() <= 1e-6 * a.abs().max(1.0), "{a} against {b}");
+                }
+                (a, b) => prop_assert_eq!(a, b),
+            }
+        }
+    }
+}
+
 /// Whole-number costs are recognised only where every plan's cost is provably whole.
 #[test]
 fn integral_objectives_are_recognised() {

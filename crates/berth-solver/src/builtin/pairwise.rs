@@ -184,6 +184,8 @@ impl Constraint for Pairwise {
     /// variable) `[x = v] + Σ_{w ∉ S(v)} [y = w] ≤ 1` when its conflicts are fewer. Values with
     /// the same conflicts share that row (a clique of the conflict graph: one per zone for
     /// "different zones"), which is valid as every one of them conflicts with every `w`.
+    /// Only wanted values get rows ([`Domains::wanted`]): an unwanted value's support row
+    /// and a clique of unwanted values never bind where the LP is over wanted values.
     fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
         let [a, b] = self.vars;
         let (da, db): (Vec<Value>, Vec<Value>) =
@@ -191,23 +193,27 @@ impl Constraint for Pairwise {
         if a == b || (da.len() as u64) * (db.len() as u64) > LINEAR_LIMIT {
             return Vec::new();
         }
-        // The relation once over both domains: both sides' rows read it.
-        let allowed: Vec<bool> = da
-            .iter()
-            .flat_map(|&v| db.iter().map(move |&w| self.allows(v, w)))
-            .collect();
+        // The relation over both domains, each pair asked at most once (both sides' rows
+        // read it), and only where a wanted value's row needs it: 0 unknown, 1 no, 2 yes.
+        let mut known = vec![0u8; da.len() * db.len()];
         let mut rows = Vec::new();
         for (x_is_a, (x, dx), (y, dy)) in [(true, (a, &da), (b, &db)), (false, (b, &db), (a, &da))]
         {
             let mut cliques: BTreeMap<Vec<Value>, Vec<Value>> = BTreeMap::new();
+            let mut row_ok = vec![false; dy.len()];
             for (i, &v) in dx.iter().enumerate() {
-                let ok = |j: usize| {
-                    if x_is_a {
-                        allowed[i * db.len() + j]
-                    } else {
-                        allowed[j * db.len() + i]
+                if !domains.wanted(x, v) {
+                    continue;
+                }
+                for (j, ok) in row_ok.iter_mut().enumerate() {
+                    let (ia, ib) = if x_is_a { (i, j) } else { (j, i) };
+                    let k = &mut known[ia * db.len() + ib];
+                    if *k == 0 {
+                        *k = 1 + u8::from(self.allows(da[ia], db[ib]));
                     }
-                };
+                    *ok = *k == 2;
+                }
+                let ok = |j: usize| row_ok[j];
                 // Counted first: only the shorter side of the row is collected.
                 let supported = (0..dy.len()).filter(|&j| ok(j)).count();
                 let conflicts = dy.len() - supported;
