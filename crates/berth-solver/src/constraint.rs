@@ -104,7 +104,7 @@ pub trait Constraint: Send + Sync {
     /// `[x = v]` of the values in `domains` (the root domains after propagation: a value
     /// outside them is never taken). They feed the LP bound, so they must be valid for
     /// every solution; stronger rows give a stronger bound. The default (none) is always
-    /// sound.
+    /// sound. Rows about values that are not [`Domains::wanted`] may be left out.
     fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
         let _ = domains;
         Vec::new()
