@@ -869,10 +869,7 @@ impl<'p> Engine<'p> {
             self.improver = Some(imp);
             return;
         }
-        let mut engine = match imp.engine.take() {
-            Some(e) => e,
-            None => self.round_engine(imp.root.clone()),
-        };
+        let mut engine = self.engine_of(&mut imp);
         let share = self
             .found
             .first()
@@ -1817,11 +1814,15 @@ impl<'p> Engine<'p> {
     /// [`Engine::run_beside`]).
     fn rounds_beside(&mut self) -> Option<(Box<Improver<'p>>, Engine<'p>)> {
         let mut imp = self.improver.take()?;
-        let engine = match imp.engine.take() {
-            Some(e) => e,
-            None => self.round_engine(imp.root.clone()),
-        };
+        let engine = self.engine_of(&mut imp);
         Some((imp, engine))
+    }
+
+    /// The improver's round engine, or a new one on its root.
+    fn engine_of(&self, imp: &mut Improver<'p>) -> Engine<'p> {
+        imp.engine
+            .take()
+            .unwrap_or_else(|| self.round_engine(imp.root.clone()))
     }
 
     /// Neighbourhood rounds around the shared plan on the second thread of a shared search
