@@ -95,7 +95,7 @@ pub(crate) fn relax(
         };
         let (adj, _) = lp.adjusted(&lam);
         let mut added = false;
-        for (i, dom) in lp.domains(st).iter().enumerate() {
+        for (i, dom) in lp.built_on.iter().enumerate() {
             let c = &mut cols[lp.vars[i] as usize];
             let mut neg: Vec<(f64, u32)> = dom
                 .iter()
@@ -117,8 +117,7 @@ pub(crate) fn relax(
     }
     let (lp, lam) = last?;
     let (adj, offset) = lp.adjusted(&lam);
-    let domains = lp.domains(st);
-    Some(Lagrange::new(lp.vars, adj, domains, offset, others))
+    Some(Lagrange::new(lp.vars, adj, lp.built_on, offset, others))
 }
 
 thread_local! {
