@@ -507,7 +507,6 @@ proptest! {
     /// assigned, so they leave the LP): judged against the primal LP, solved directly.
     #[test]
     fn a_node_lp_bound_is_the_lp_optimum(seed in any::<u64>(), cut in any::<u64>()) {
-        use microlp::{ComparisonOp, OptimizationDirection};
         let p = linked(seed);
         let obj = p.compile().expect("valid");
         let sizes = p.sizes();
@@ -526,33 +525,13 @@ proptest! {
         let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
         let (base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
         let rows = crate::lp::rows(&p, &st, &active).expect("small");
-        let mut primal = microlp::Problem::new(OptimizationDirection::Minimize);
-        let y: Vec<Vec<(u32, microlp::Variable)>> = (0..sizes.len() as u32)
-            .map(|x| {
-                st.values(x)
-                    .map(|v| {
-                        let c = base[x as usize].get(v.index()).copied().unwrap_or(0.0);
-                        (v.0, primal.add_var(c, (0.0, 1.0)))
-                    })
-                    .collect()
-            })
+        let domains: Vec<Vec<u32>> = (0..sizes.len() as u32)
+            .map(|x| st.values(x).map(|v| v.0).collect())
             .collect();
-        let of = |x: VarId, v: Value| y[x.index()].iter().find(|t| t.0 == v.0).map(|t| t.1);
-        for vars in &y {
-            let ones: Vec<_> = vars.iter().map(|t| (t.1, 1.0)).collect();
-            primal.add_constraint(ones.as_slice(), ComparisonOp::Eq, 1.0);
-        }
-        for row in &rows {
-            let terms: Vec<_> =
-                row.terms.iter().filter_map(|&(x, v, a)| of(x, v).map(|c| (c, a))).collect();
-            let op = if row.equal { ComparisonOp::Eq } else { ComparisonOp::Le };
-            primal.add_constraint(terms.as_slice(), op, row.rhs);
-        }
-        let Ok(optimum) = primal.solve().map(|o| o.solution().map(|s| s.objective())) else {
+        let Ok(optimum) = lp_over(&base, &domains, &rows) else {
             // An infeasible LP: no bound to compare.
             return Ok(());
         };
-        let optimum = optimum.expect("a solution");
         let lp = crate::lp::Relaxation::new(&p, &st, &active, base).expect("rows and costs");
         let (dual, _) = lp
             .node(&st, std::time::Duration::from_secs(10), f64::INFINITY)
@@ -565,8 +544,13 @@ proptest! {
 }
 
 /// The LP over the columns `cols` (per variable) with the unary costs `base` and `rows`
-/// (their terms on other values left out): its optimum, `None` when infeasible.
-fn lp_over(base: &[Vec<f64>], cols: &[Vec<u32>], rows: &[crate::Linear]) -> Option<f64> {
+/// (their terms on other values left out), solved directly: its optimum, or why it has none
+/// (infeasible, unbounded).
+fn lp_over(
+    base: &[Vec<f64>],
+    cols: &[Vec<u32>],
+    rows: &[crate::Linear],
+) -> Result<f64, microlp::Error> {
     use microlp::{ComparisonOp, OptimizationDirection};
     let mut primal = microlp::Problem::new(OptimizationDirection::Minimize);
     let y: Vec<Vec<(u32, microlp::Variable)>> = cols
@@ -598,8 +582,8 @@ fn lp_over(base: &[Vec<f64>], cols: &[Vec<u32>], rows: &[crate::Linear]) -> Opti
         };
         primal.add_constraint(terms.as_slice(), op, row.rhs);
     }
-    let solved = primal.solve().ok()?;
-    Some(solved.solution()?.objective())
+    let solved = primal.solve()?;
+    Ok(solved.solution().expect("a solution").objective())
 }
 
 proptest! {
@@ -639,7 +623,7 @@ proptest! {
             );
         }
         for c in &costs {
-            match (lp_over(c, &cols, &every), lp_over(c, &cols, &about)) {
+            match (lp_over(c, &cols, &every).ok(), lp_over(c, &cols, &about).ok()) {
                 (Some(a), Some(b)) => {
                     prop_assert!((a - b).abs() <= 1e-6 * a.abs().max(1.0), "{a} against {b}");
                 }
