@@ -82,9 +82,10 @@ pub(crate) fn relax(
         })
         .collect();
     let mut last: Option<(Relaxation, Vec<f64>)> = None;
+    let caps = capacity_rows(p, st, active);
     loop {
         let wanted = incumbent.is_some().then_some(cols.as_slice());
-        let Some(lp) = Relaxation::about(p, st, active, base.clone(), wanted) else {
+        let Some(lp) = Relaxation::about(p, st, active, base.clone(), wanted, caps.clone()) else {
             break;
         };
         let lp_cols: Vec<Vec<u32>> = lp.vars.iter().map(|&x| cols[x as usize].clone()).collect();
@@ -157,19 +158,20 @@ impl Relaxation {
         active: &[u32],
         base: Vec<Vec<f64>>,
     ) -> Option<Relaxation> {
-        Relaxation::about(p, st, active, base, None)
+        Relaxation::about(p, st, active, base, None, capacity_rows(p, st, active))
     }
 
     /// [`Relaxation::new`] with the rows the `wanted` values need (see [`rows_about`]): an
-    /// LP over columns among them only.
+    /// LP over columns among them only. `caps`: the capacities' rows ([`capacity_rows`]).
     fn about(
         p: &Problem,
         st: &State,
         active: &[u32],
         mut base: Vec<Vec<f64>>,
         wanted: Option<&[Vec<u32>]>,
+        caps: RowSet,
     ) -> Option<Relaxation> {
-        let rows = rows_about(p, st, active, wanted)?;
+        let rows = rows_onto(caps, p, st, active, wanted)?;
         if rows.is_empty() || base.iter().all(Vec::is_empty) {
             return None;
         }
@@ -690,14 +692,68 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
 /// The hard constraints' rows over the root domains, without duplicates, leaving out those
 /// the constraints say never bind over the `wanted` values (per variable, increasing; see
 /// [`Domains::wanted`]); `None` when they are too many.
+#[cfg(test)]
 pub(crate) fn rows_about(
     p: &Problem,
     st: &State,
     active: &[u32],
     wanted: Option<&[Vec<u32>]>,
 ) -> Option<Vec<Linear>> {
-    let domains = Domains { st, wanted };
-    let mut rows: Vec<Linear> = Vec::new();
+    rows_onto(capacity_rows(p, st, active), p, st, active, wanted)
+}
+
+/// Rows each kept once, with only values still in the domains and one coefficient per
+/// column, sorted by column.
+#[derive(Clone, Default)]
+pub(crate) struct RowSet {
+    rows: Vec<Linear>,
+    /// Row indexes by fingerprint: rows are compared whole only when it matches.
+    seen: HashMap<u64, Vec<usize>>,
+}
+
+impl RowSet {
+    fn add(&mut self, st: &State, mut r: Linear) {
+        r.terms
+            .retain(|&(x, v, a)| a != 0.0 && a.is_finite() && st.contains(x.0, v.0));
+        if r.terms.is_empty() || !r.rhs.is_finite() {
+            return;
+        }
+        r.terms.sort_by_key(|t| (t.0, t.1));
+        r.terms.dedup_by(|b, a| {
+            let same = (a.0, a.1) == (b.0, b.1);
+            if same {
+                a.2 += b.2;
+            }
+            same
+        });
+        r.terms.retain(|t| t.2 != 0.0);
+        if r.terms.is_empty() {
+            return;
+        }
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ r.rhs.to_bits() ^ u64::from(r.equal);
+        for t in &r.terms {
+            for w in [u64::from(t.0.0), u64::from(t.1.0), t.2.to_bits()] {
+                h = (h ^ w).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        let same = self.seen.entry(h).or_default();
+        if same.iter().any(|&i: &usize| self.rows[i] == r) {
+            return;
+        }
+        same.push(self.rows.len());
+        self.rows.push(r);
+    }
+
+    fn nonzeros(&self) -> usize {
+        self.rows.iter().map(|r| r.terms.len()).sum()
+    }
+}
+
+/// The shared capacities' rows over the root domains: one per holder and dimension that
+/// some assignment could overfill. They do not depend on the wanted values, so column
+/// generation builds them once (a sixth of a round's build on 60×800).
+pub(crate) fn capacity_rows(p: &Problem, st: &State, active: &[u32]) -> RowSet {
+    let mut set = RowSet::default();
     for (cid, data) in p.capacities() {
         if !active.contains(&cid.0) {
             continue;
@@ -706,7 +762,7 @@ pub(crate) fn rows_about(
         let mut per: BTreeMap<(u32, usize), (Terms, f64)> = BTreeMap::new();
         for (x, keys, dem) in &data.vars {
             let mut most: BTreeMap<(u32, usize), f64> = BTreeMap::new();
-            for v in domains.values(*x) {
+            for v in st.values(x.0) {
                 let h = keys.get(v.index()).copied().unwrap_or(NO_KEY);
                 if h == NO_KEY {
                     continue;
@@ -731,20 +787,37 @@ pub(crate) fn rows_about(
                 .unwrap_or(0) as f64;
             // A row no assignment can break adds nothing.
             if most > cap || terms.iter().any(|t| t.2 < 0.0) {
-                rows.push(Linear {
-                    terms,
-                    rhs: cap,
-                    equal: false,
-                });
+                set.add(
+                    st,
+                    Linear {
+                        terms,
+                        rhs: cap,
+                        equal: false,
+                    },
+                );
             }
         }
     }
-    let mut nonzeros: usize = rows.iter().map(|r| r.terms.len()).sum();
+    set
+}
+
+/// `set` (the capacities' rows, [`capacity_rows`]) and after them the other hard
+/// constraints' rows about the `wanted` values, as [`rows_about`] gives them.
+fn rows_onto(
+    mut set: RowSet,
+    p: &Problem,
+    st: &State,
+    active: &[u32],
+    wanted: Option<&[Vec<u32>]>,
+) -> Option<Vec<Linear>> {
+    let domains = Domains { st, wanted };
+    let mut nonzeros = set.nonzeros();
+    let mut rows: Vec<Linear> = Vec::new();
     for (i, (c, w)) in p.entries().enumerate() {
         if w.is_some() || !active.contains(&(i as u32)) {
             continue;
         }
-        let from = rows.len();
+        rows.clear();
         rows.extend(c.linear(&domains));
         if let Some(keys) = c.distinct_keys() {
             rows.extend(at_most_one_per_key(c.scope().iter().zip(&keys).flat_map(
@@ -756,49 +829,16 @@ pub(crate) fn rows_about(
                 },
             )));
         }
-        nonzeros += rows[from..].iter().map(|r| r.terms.len()).sum::<usize>();
+        nonzeros += rows.iter().map(|r| r.terms.len()).sum::<usize>();
         if nonzeros > MAX_NONZEROS {
             return None;
         }
+        for r in rows.drain(..) {
+            set.add(st, r);
+        }
     }
-    // Only values still in the domains (a constraint may name others), each row once.
-    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
-    let mut out = Vec::with_capacity(rows.len());
-    for mut r in rows {
-        r.terms
-            .retain(|&(x, v, a)| a != 0.0 && a.is_finite() && st.contains(x.0, v.0));
-        if r.terms.is_empty() || !r.rhs.is_finite() {
-            continue;
-        }
-        r.terms.sort_by_key(|t| (t.0, t.1));
-        // One coefficient per column.
-        r.terms.dedup_by(|b, a| {
-            let same = (a.0, a.1) == (b.0, b.1);
-            if same {
-                a.2 += b.2;
-            }
-            same
-        });
-        r.terms.retain(|t| t.2 != 0.0);
-        if r.terms.is_empty() {
-            continue;
-        }
-        // A cheap fingerprint first; rows are compared whole only when it matches.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ r.rhs.to_bits() ^ u64::from(r.equal);
-        for t in &r.terms {
-            for w in [u64::from(t.0.0), u64::from(t.1.0), t.2.to_bits()] {
-                h = (h ^ w).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-        let same = seen.entry(h).or_default();
-        if same.iter().any(|&i: &usize| out[i] == r) {
-            continue;
-        }
-        same.push(out.len());
-        out.push(r);
-    }
-    if out.iter().map(|r| r.terms.len()).sum::<usize>() > MAX_NONZEROS {
+    if set.nonzeros() > MAX_NONZEROS {
         return None;
     }
-    Some(out)
+    Some(set.rows)
 }
