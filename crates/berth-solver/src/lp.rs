@@ -161,7 +161,7 @@ impl Relaxation {
         Relaxation::about(p, st, active, base, None, capacity_rows(p, st, active))
     }
 
-    /// [`Relaxation::new`] with the rows the `wanted` values need (see [`rows_about`]): an
+    /// [`Relaxation::new`] with the rows the `wanted` values need (see [`rows_onto`]): an
     /// LP over columns among them only. `caps`: the capacities' rows ([`capacity_rows`]).
     fn about(
         p: &Problem,
@@ -689,9 +689,8 @@ pub(crate) fn rows(p: &Problem, st: &State, active: &[u32]) -> Option<Vec<Linear
     rows_about(p, st, active, None)
 }
 
-/// The hard constraints' rows over the root domains, without duplicates, leaving out those
-/// the constraints say never bind over the `wanted` values (per variable, increasing; see
-/// [`Domains::wanted`]); `None` when they are too many.
+/// The hard constraints' rows over the root domains, as [`rows_onto`] gives them after the
+/// capacities' rows.
 #[cfg(test)]
 pub(crate) fn rows_about(
     p: &Problem,
@@ -705,7 +704,7 @@ pub(crate) fn rows_about(
 /// Rows each kept once, with only values still in the domains and one coefficient per
 /// column, sorted by column.
 #[derive(Clone, Default)]
-pub(crate) struct RowSet {
+struct RowSet {
     rows: Vec<Linear>,
     /// Row indexes by fingerprint: rows are compared whole only when it matches.
     seen: HashMap<u64, Vec<usize>>,
@@ -752,7 +751,7 @@ impl RowSet {
 /// The shared capacities' rows over the root domains: one per holder and dimension that
 /// some assignment could overfill. They do not depend on the wanted values, so column
 /// generation builds them once (a sixth of a round's build on 60×800).
-pub(crate) fn capacity_rows(p: &Problem, st: &State, active: &[u32]) -> RowSet {
+fn capacity_rows(p: &Problem, st: &State, active: &[u32]) -> RowSet {
     let mut set = RowSet::default();
     for (cid, data) in p.capacities() {
         if !active.contains(&cid.0) {
@@ -801,8 +800,10 @@ pub(crate) fn capacity_rows(p: &Problem, st: &State, active: &[u32]) -> RowSet {
     set
 }
 
-/// `set` (the capacities' rows, [`capacity_rows`]) and after them the other hard
-/// constraints' rows about the `wanted` values, as [`rows_about`] gives them.
+/// The hard constraints' rows over the root domains, without duplicates: `set` (the
+/// capacities' rows, [`capacity_rows`]) and after them the other constraints' rows, leaving
+/// out those the constraints say never bind over the `wanted` values (per variable,
+/// increasing; see [`Domains::wanted`]); `None` when they are too many.
 fn rows_onto(
     mut set: RowSet,
     p: &Problem,
