@@ -81,7 +81,8 @@ pub(crate) fn relax(
             c
         })
         .collect();
-    let mut last: Option<(Relaxation, Vec<f64>)> = None;
+    // The last round's relaxation with its adjusted costs and offset.
+    let mut last: Option<(Relaxation, Vec<Vec<f64>>, f64)> = None;
     let caps = capacity_rows(p, st, active);
     loop {
         let wanted = incumbent.is_some().then_some(cols.as_slice());
@@ -94,7 +95,7 @@ pub(crate) fn relax(
         let Some((lam, u)) = lp.solve(&lp_cols, left, true) else {
             break;
         };
-        let (adj, _) = lp.adjusted(&lam);
+        let (adj, offset) = lp.adjusted(&lam);
         let mut added = false;
         for (i, dom) in lp.built_on.iter().enumerate() {
             let c = &mut cols[lp.vars[i] as usize];
@@ -111,13 +112,12 @@ pub(crate) fn relax(
             }
             c.sort_unstable();
         }
-        last = Some((lp, lam));
+        last = Some((lp, adj, offset));
         if !added || start.elapsed() >= time {
             break;
         }
     }
-    let (lp, lam) = last?;
-    let (adj, offset) = lp.adjusted(&lam);
+    let (lp, adj, offset) = last?;
     Some(Lagrange::new(lp.vars, adj, lp.built_on, offset, others))
 }
 
@@ -818,7 +818,6 @@ fn rows_onto(
         if w.is_some() || !active.contains(&(i as u32)) {
             continue;
         }
-        rows.clear();
         rows.extend(c.linear(&domains));
         if let Some(keys) = c.distinct_keys() {
             rows.extend(at_most_one_per_key(c.scope().iter().zip(&keys).flat_map(

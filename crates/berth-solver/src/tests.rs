@@ -722,9 +722,9 @@ fn a_seeding_pass_stops_at_the_first_unsolved_component() {
             &mut stats,
         );
         assert_eq!(plan, None);
-        let opts: Vec<Option<f64>> = comps.list.iter().map(|c| c.opt).collect();
+        let optima: Vec<Option<f64>> = comps.list.iter().map(|c| c.opt).collect();
         assert_eq!(
-            opts,
+            optima,
             vec![first, second],
             "seed only {seed_only}, budget {budget}"
         );
