@@ -1,10 +1,11 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--trace] [--explain] [--stats] [--plan OUT]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--forget] [--trace] [--explain] [--stats] [--plan OUT]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr; `--plan`: the plan found, each demand's
 //! candidate, as a JSON array; `--node-limit`: stop after N nodes of all threads, the
-//! same search run after run; `--stats`: the search's counters, on stderr).
+//! same search run after run; `--stats`: the search's counters, on stderr; `--forget`: no
+//! memory of refuted subtrees, [`SolveOptions::remember`] off, to compare).
 //! The time counts building the model from the parsed instance and solving it, as the CP-SAT
 //! script counts its own model building and solving.
 
@@ -135,6 +136,7 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
         seed,
         progress,
         lp_min_values,
+        remember: !args.iter().any(|a| a == "--forget"),
         ..SolveOptions::default()
     };
     let out = p.solve(&opts);

@@ -166,6 +166,39 @@ impl Constraint for ControllerFit {
         Ok(())
     }
 
+    /// The loads of the holders in use where the open demands that could still land there
+    /// would not all fit together (elsewhere any completion fits, `fits` being monotone).
+    fn residual(&self, ctx: &Ctx<'_>, out: &mut Vec<i64>) -> bool {
+        let mut used: Vec<usize> = self
+            .vars
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &x)| ctx.value(x).and_then(|v| self.holder(i, v)))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        for h in used {
+            let mut rest = vec![0i64; self.dims.len()];
+            let mut last = None;
+            for &(j, v) in self.on_holder.get(h).map_or(&[][..], Vec::as_slice) {
+                let y = self.vars[j as usize];
+                if last == Some(j) || ctx.value(y).is_some() || !ctx.contains(y, Value(v)) {
+                    continue;
+                }
+                last = Some(j);
+                for (r, q) in rest.iter_mut().zip(&self.requests[j as usize]) {
+                    *r = r.saturating_add(*q);
+                }
+            }
+            let load = self.load(ctx, h);
+            if last.is_some() && !self.fits(h, &load, &rest) {
+                out.push(h as i64);
+                out.extend(load);
+            }
+        }
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         let n = self.dims.len();
         let mut load: BTreeMap<usize, Vec<i64>> = BTreeMap::new();

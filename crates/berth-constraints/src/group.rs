@@ -122,6 +122,21 @@ impl Constraint for CommonGroup {
         Ok(())
     }
 
+    /// The groups still shared by every assigned value, while a variable is open: values
+    /// each in one of them may still share none.
+    fn residual(&self, ctx: &Ctx<'_>, out: &mut Vec<i64>) -> bool {
+        let assigned = ctx.state().first().copied().unwrap_or(0);
+        if assigned > 0 && self.vars.iter().any(|&x| ctx.value(x).is_none()) {
+            let counts = ctx.state().get(1..).unwrap_or(&[]);
+            out.extend(
+                (0..self.n_groups)
+                    .filter(|&g| counts.get(g) == Some(&assigned))
+                    .map(|g| g as i64),
+            );
+        }
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         let mut common: Option<BTreeSet<u32>> = None;
         for (i, &x) in self.vars.iter().enumerate() {

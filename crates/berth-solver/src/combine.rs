@@ -156,6 +156,7 @@ fn solve_one(
         vars: Some(&vars),
         terms: Some(&comp.terms),
         comps: None,
+        remember: opts.remember,
     };
     // A merged component is bounded by the optima of its parts.
     let parts = Components {

@@ -109,6 +109,21 @@ pub trait Constraint: Send + Sync {
         let _ = domains;
         Vec::new()
     }
+
+    /// What the constraint (when hard) still asks of the unassigned variables beyond their
+    /// current domains, pushed onto `out` as words: at two nodes where the unassigned
+    /// variables have the same domains and every constraint pushes the same words, the same
+    /// completions satisfy it. The search then refutes a subtree once, not at every node
+    /// that leads to it again. A rule checked forward on assignment (the values an assigned
+    /// variable rules out are removed from its partners) pushes nothing; a count or a load
+    /// that can still decide pushes its value. Words need only be equal where the
+    /// requirements are, so they may be left out where nothing can still overflow.
+    /// `false` (the default) when the constraint cannot tell: the search then remembers no
+    /// subtree.
+    fn residual(&self, ctx: &Ctx<'_>, out: &mut Vec<i64>) -> bool {
+        let _ = (ctx, out);
+        false
+    }
 }
 
 /// `Σ coef · [var = value] ≤ rhs`, or `= rhs` when `equal`: a row of the LP relaxation (see

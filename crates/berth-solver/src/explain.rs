@@ -94,6 +94,7 @@ fn feasible(
         k: 1,
         node_limit: Some(opts.explain_node_limit),
         deadline: opts.deadline.as_deref(),
+        remember: false,
     };
     let mut e = Engine::new(p, obj, &cfg);
     stats.explain_checks += 1;

@@ -445,6 +445,14 @@ impl Compiled {
         }
     }
 
+    /// The value of a constant node.
+    pub(crate) fn constant(&self, n: usize) -> Option<f64> {
+        match self.nodes.get(n)? {
+            Node::Const(c) => Some(*c),
+            _ => None,
+        }
+    }
+
     /// Every variable the objective reads, increasing.
     pub(crate) fn all_vars(&self) -> Vec<u32> {
         self.node_vars(self.root)

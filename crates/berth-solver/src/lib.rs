@@ -45,6 +45,13 @@
 //! They stop where a pass would cover more than a quarter of the gap to the incumbent.
 //! Then the main search restarts from the root when the incumbent has closed a quarter of
 //! the gap.
+//! Where the objective sums unary costs, no soft constraint counts and every hard
+//! constraint tells its state ([`Constraint::residual`]), a subtree searched to its end is
+//! remembered by its residual problem (the domains of its unassigned variables and what the
+//! constraints still ask of them): it proved that the rest costs at least the threshold
+//! minus what was decided, so a node that leaves the same problem with a decided part too
+//! dear for that is not searched again ([`SolveOptions::remember`]). Siblings that differ
+//! in a variable the rest no longer depends on share one proof of the rest.
 //! On larger problems a bounded first-plan dive seeds the search, so a plan exists early (a
 //! plain dive, then a capacity-aware one if that finds nothing).
 //! When one optimum is wanted, large-neighbourhood rounds (a few variables freed around the
@@ -107,6 +114,7 @@ mod lns;
 mod lockstep;
 mod lp;
 mod matching;
+mod memo;
 mod problem;
 mod search;
 mod simplex;

@@ -132,6 +132,7 @@ impl Problem {
                 k,
                 node_limit,
                 deadline: opts.deadline.as_deref(),
+                remember: opts.remember,
                 ..RunConfig::whole(&active)
             };
             let shared = Shared::new();

@@ -180,6 +180,16 @@ impl State {
         }
     }
 
+    /// The domain of an unassigned `var` as bit words (value `i` is bit `i % 64` of word
+    /// `i / 64`).
+    pub(crate) fn words(&self, var: u32) -> &[u64] {
+        let v = var as usize;
+        match (self.off.get(v), self.off.get(v + 1)) {
+            (Some(&a), Some(&b)) => &self.bits[a..b],
+            _ => &[],
+        }
+    }
+
     /// A stamp of the domain of `var`: equal stamps of one state (same [`State::id`]) at two
     /// moments mean the domain did not change in between, not even and back (a cache key).
     pub(crate) fn stamp(&self, var: u32) -> u64 {

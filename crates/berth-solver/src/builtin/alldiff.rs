@@ -42,6 +42,11 @@ impl Constraint for AllDifferent {
         Ok(())
     }
 
+    /// Checked forward on assignment: nothing beyond the domains.
+    fn residual(&self, _: &Ctx<'_>, _: &mut Vec<i64>) -> bool {
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         let mut count: BTreeMap<Value, u32> = BTreeMap::new();
         for v in self.vars.iter().filter_map(|&x| a.get(x)) {
@@ -139,6 +144,11 @@ impl Constraint for AllDifferentGroup {
             }
         }
         Ok(())
+    }
+
+    /// Checked forward on assignment: nothing beyond the domains.
+    fn residual(&self, _: &Ctx<'_>, _: &mut Vec<i64>) -> bool {
+        true
     }
 
     fn violation(&self, a: &Assignment<'_>) -> f64 {

@@ -132,6 +132,21 @@ impl Constraint for AtMostCount {
         }
     }
 
+    /// The count, while an unassigned variable can still raise it.
+    fn residual(&self, ctx: &Ctx<'_>, out: &mut Vec<i64>) -> bool {
+        let open = self.vars.iter().enumerate().any(|(j, &y)| {
+            ctx.value(y).is_none()
+                && self
+                    .members
+                    .get(j)
+                    .is_some_and(|m| m.iter().any(|&v| ctx.contains(y, Value(v))))
+        });
+        if open {
+            out.push(ctx.state().first().copied().unwrap_or(0));
+        }
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         let n = self
             .vars

@@ -233,6 +233,54 @@ impl Constraint for Capacity {
         Ok(())
     }
 
+    /// The loads of the holders in use that the unassigned variables could still overflow
+    /// (on the others any completion fits, whatever their load).
+    fn residual(&self, ctx: &Ctx<'_>, out: &mut Vec<i64>) -> bool {
+        let mut used = Vec::new();
+        let mut open = Vec::new();
+        for (i, &x) in self.vars.iter().enumerate() {
+            match ctx.value(x) {
+                Some(v) => used.extend(self.holder(i, v)),
+                None => open.extend(
+                    self.of_var
+                        .get(i)
+                        .and_then(|t| self.tables.get(*t as usize))
+                        .map(|t| (i, x, t)),
+                ),
+            }
+        }
+        used.sort_unstable();
+        used.dedup();
+        let load = ctx.state();
+        let mut room = vec![0i64; self.dims];
+        for h in used {
+            let base = h * self.dims;
+            for (k, r) in room.iter_mut().enumerate() {
+                *r = self.cap(h)[k] - load.get(base + k).copied().unwrap_or(0);
+            }
+            let mut tight = false;
+            for &(j, y, t) in &open {
+                if !t
+                    .values_with(h as u32)
+                    .iter()
+                    .any(|&v| ctx.contains(y, Value(v)))
+                {
+                    continue;
+                }
+                for (r, d) in room.iter_mut().zip(self.demand(j)) {
+                    *r -= d;
+                    tight |= *r < 0;
+                }
+                if tight {
+                    out.push(h as i64);
+                    out.extend(load.get(base..base + self.dims).unwrap_or(&[]));
+                    break;
+                }
+            }
+        }
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         let mut load = vec![0i64; self.capacity.len()];
         for (i, &x) in self.vars.iter().enumerate() {

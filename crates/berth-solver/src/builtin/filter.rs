@@ -59,6 +59,11 @@ impl Constraint for Filter {
         Ok(())
     }
 
+    /// Checked forward on assignment: nothing beyond the domains.
+    fn residual(&self, _: &Ctx<'_>, _: &mut Vec<i64>) -> bool {
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         match a.get(self.scope[0]) {
             Some(v) if self.forbidden.binary_search(&v).is_ok() => 1.0,

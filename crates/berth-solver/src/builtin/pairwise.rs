@@ -172,6 +172,11 @@ impl Constraint for Pairwise {
         self.revise(ctx, var == self.vars[0])
     }
 
+    /// Checked forward on assignment: nothing beyond the domains.
+    fn residual(&self, _: &Ctx<'_>, _: &mut Vec<i64>) -> bool {
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         match (a.get(self.vars[0]), a.get(self.vars[1])) {
             (Some(x), Some(y)) if !self.allows(x, y) => 1.0,

@@ -109,6 +109,11 @@ impl Constraint for SameGroup {
         Ok(())
     }
 
+    /// Checked forward on assignment: nothing beyond the domains.
+    fn residual(&self, _: &Ctx<'_>, _: &mut Vec<i64>) -> bool {
+        true
+    }
+
     fn violation(&self, a: &Assignment<'_>) -> f64 {
         let mut keys = BTreeSet::new();
         let mut assigned = 0u32;

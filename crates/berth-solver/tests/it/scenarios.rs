@@ -483,3 +483,65 @@ fn empty_domain_is_infeasible_not_a_panic() {
     assert!(explanation.conflict.is_empty());
     assert_eq!(explanation.wiped_out, Some(VarId(0)));
 }
+
+/// Once `z = 0`, `x` and the `y`s no longer depend on each other: the search refutes the
+/// `y`s' part under `x = 0` and, under `x = 1` and `x = 2`, meets the same part again with
+/// a dearer `x`: remembered, not searched again. The bounds (unary costs) miss the
+/// pairwise rules among the `y`s, so nothing else prunes those nodes.
+#[test]
+fn a_part_refuted_under_one_decision_is_not_searched_under_the_next() {
+    let mut p = Problem::new();
+    let z = p.add_var("z", 2);
+    let x = p.add_var("x", 3);
+    let ys: Vec<VarId> = (0..4).map(|i| p.add_var(format!("y{i}"), 4)).collect();
+    // z = 1 rules out x = 0 and y0 = 1; z = 0 rules out nothing.
+    let unless = |bad: u32, cols: u32| -> Vec<bool> {
+        (0..2 * cols)
+            .map(|i| i / cols == 0 || i % cols != bad)
+            .collect()
+    };
+    p.add_constraint("z x", Pairwise::from_table(z, x, 3, unless(0, 3)));
+    p.add_constraint("z y0", Pairwise::from_table(z, ys[0], 4, unless(1, 4)));
+    for (i, &a) in ys.iter().enumerate() {
+        for &b in &ys[i + 1..] {
+            let not_both_zero: Vec<bool> = (0..16).map(|k| k != 0).collect();
+            p.add_constraint(
+                format!("{a} {b}"),
+                Pairwise::from_table(a, b, 4, not_both_zero),
+            );
+        }
+    }
+    let mut terms = vec![
+        (1.0, Expr::unary(z, vec![0.0, 5.0])),
+        (1.0, Expr::unary(x, vec![0.0, 1.0, 2.0])),
+    ];
+    terms.extend(
+        ys.iter()
+            .map(|&y| (1.0, Expr::unary(y, vec![0.0, 10.0, 10.0, 10.0]))),
+    );
+    p.set_objective(Sense::Minimize, Expr::sum(terms));
+    let solve = |remember: bool| {
+        let opts = SolveOptions {
+            remember,
+            ..SolveOptions::default()
+        };
+        match p.solve(&opts).expect("valid") {
+            Outcome::Solved {
+                solutions,
+                optimal: true,
+                stats,
+                ..
+            } => (solutions[0].objective, stats.nodes, stats.remembered),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (best, nodes, remembered) = solve(true);
+    let (best_forgetting, nodes_forgetting, none) = solve(false);
+    assert_eq!((best, best_forgetting), (30.0, 30.0));
+    assert_eq!(none, 0);
+    assert!(remembered >= 2, "{remembered} nodes remembered");
+    assert!(
+        nodes < nodes_forgetting,
+        "{nodes} nodes remembering, {nodes_forgetting} forgetting"
+    );
+}

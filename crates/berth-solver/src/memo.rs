@@ -1,0 +1,165 @@
+//! Subtrees searched once: a node whose residual problem was already refuted is not searched
+//! again.
+//!
+//! Below a node, what is left to decide is fixed by the domains of its unassigned variables
+//! and by what each constraint still asks of them beyond those domains
+//! ([`Constraint::residual`](crate::Constraint::residual): a capacity's load on a holder that
+//! could still overflow; nothing for a rule checked forward on assignment). With an objective
+//! that sums unary costs, a plan below the node costs what is decided (`g`) plus the cost of
+//! the rest, which depends on that residual problem alone. A subtree searched to its end under
+//! threshold `T` proves that every completion costs at least `T − g`; a node met later with
+//! the same residual problem and `g' + (T − g) ≥ T'` holds nothing under its own threshold
+//! `T'`. This is the decomposition a tree search lacks: siblings that differ only in a
+//! variable the rest does not depend on share the proof of the rest.
+//!
+//! Residual problems are keyed by a 128-bit hash of the domains and the constraints' words;
+//! the key is taken when the node is entered, before its bound filters the domains (the
+//! filtering depends on `g`, the residual problem does not).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::expr::Compiled;
+use crate::state::State;
+
+/// Residual problems kept at most (about 50 bytes each, per thread); past that the memory
+/// starts again, since the recent ones are those the search is near.
+const MAX_ENTRIES: usize = 1 << 19;
+
+/// A residual problem's key.
+pub(crate) type Key = u128;
+
+pub(crate) struct Memo {
+    /// The objective's unary terms: `(variable, minimized weight, costs node)`.
+    terms: Vec<(u32, f64, usize)>,
+    /// The objective's constant part (minimized).
+    constant: f64,
+    /// Per variable: the domain stamp its hash was taken at, and the hash.
+    hashes: Vec<(u64, u128)>,
+    /// The state the stamps belong to.
+    state: u64,
+    /// Lower bound on the cost of the rest, per residual problem refuted.
+    refuted: HashMap<Key, f64>,
+    /// The domains' keys of those problems: a node whose domains are not among them needs
+    /// no constraint words (they cost more than the domains' key).
+    seen: HashSet<Key>,
+    pub(crate) words: Vec<i64>,
+}
+
+const MUL: u128 = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
+
+fn mix(h: u128, w: u64) -> u128 {
+    let x = (h ^ u128::from(w)).wrapping_mul(MUL);
+    x ^ (x >> 67)
+}
+
+impl Memo {
+    /// `None` unless the objective (minimized with `sign`) is a sum of unary terms and
+    /// constants.
+    pub(crate) fn new(obj: &Compiled, sign: f64, vars: usize) -> Option<Memo> {
+        let mut terms = Vec::new();
+        let mut constant = 0.0;
+        for &(weight, node) in obj.root_terms()? {
+            if let Some((var, ..)) = obj.unary_leaf(node) {
+                terms.push((var, sign * weight, node));
+            } else {
+                constant += sign * weight * obj.constant(node)?;
+            }
+        }
+        Some(Memo {
+            terms,
+            constant,
+            hashes: vec![(u64::MAX, 0); vars],
+            state: 0,
+            refuted: HashMap::new(),
+            seen: HashSet::new(),
+            words: Vec::new(),
+        })
+    }
+
+    /// What the assigned variables cost.
+    pub(crate) fn decided(&self, obj: &Compiled, st: &State) -> f64 {
+        let mut g = self.constant;
+        for &(x, w, node) in &self.terms {
+            if let (Some(v), Some((_, costs, ..))) = (st.value(x), obj.unary_leaf(node)) {
+                g += w * costs.get(v.index()).copied().unwrap_or(0.0);
+            }
+        }
+        g
+    }
+
+    /// The key of the unassigned variables' domains (the constraints' words are added with
+    /// [`Memo::key`]).
+    pub(crate) fn domains(&mut self, st: &State) -> u128 {
+        if self.state != st.id() {
+            self.state = st.id();
+            self.hashes.iter_mut().for_each(|h| h.0 = u64::MAX);
+        }
+        let mut key = 0u128;
+        for x in 0..st.vars() as u32 {
+            if st.value(x).is_some() {
+                continue;
+            }
+            let slot = &mut self.hashes[x as usize];
+            let stamp = st.stamp(x);
+            if slot.0 != stamp {
+                let mut h = mix(0, u64::from(x) + 1);
+                for &w in st.words(x) {
+                    h = mix(h, w);
+                }
+                *slot = (stamp, mix(h, 0x5bd1_e995));
+            }
+            // A sum: the same domains give the same key whatever order they changed in.
+            key = key.wrapping_add(slot.1);
+        }
+        key
+    }
+
+    /// The full key: the domains' key with the words of constraint `c` folded in.
+    pub(crate) fn key(domains: u128, c: u32, words: &[i64]) -> u128 {
+        if words.is_empty() {
+            return domains;
+        }
+        let mut h = mix(0, u64::from(c) + (1 << 32));
+        for &w in words {
+            h = mix(h, w as u64);
+        }
+        domains.wrapping_add(mix(h, words.len() as u64))
+    }
+
+    /// Whether some refuted residual problem had these domains.
+    pub(crate) fn seen(&self, domains: Key) -> bool {
+        self.seen.contains(&domains)
+    }
+
+    /// Whether a refuted residual problem `key` rules out a node whose decided part costs `g`
+    /// under threshold `t`.
+    pub(crate) fn rules_out(&self, key: Key, g: f64, t: f64) -> bool {
+        self.refuted
+            .get(&key)
+            .is_some_and(|&rest| g + rest >= t - 1e-9 * t.abs().max(1.0))
+    }
+
+    /// A subtree with residual problem `key` and decided cost `g` searched to its end under
+    /// threshold `t`: its completions cost at least `t − g`.
+    pub(crate) fn refute(&mut self, domains: Key, key: Key, g: f64, t: f64) {
+        if !t.is_finite() {
+            return;
+        }
+        let rest = t - g;
+        if let Some(r) = self.refuted.get_mut(&key) {
+            *r = r.max(rest);
+            return;
+        }
+        if self.refuted.len() >= MAX_ENTRIES {
+            self.forget();
+        }
+        self.refuted.insert(key, rest);
+        self.seen.insert(domains);
+    }
+
+    /// Forgets every refuted residual problem.
+    pub(crate) fn forget(&mut self) {
+        self.refuted.clear();
+        self.seen.clear();
+    }
+}
