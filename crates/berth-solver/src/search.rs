@@ -223,14 +223,10 @@ const CANONICAL_MIN_WORK: u64 = 1_000_000_000;
 /// Most restarts of the main search (see [`Engine::search`]).
 const RESTARTS: u32 = 16;
 
-/// Node LPs run once the domains hold at most this many values in all.
+/// Node LPs run once the domains hold at most this many values in all (one thread, six
+/// instances of 60×800 to 100×1000: at 2 000 as many nodes or fewer, no faster; at 600 two
+/// of them unproven in 30 s).
 const NODE_LP_VALUES: u64 = 1_000;
-/// Nodes with at most this many values per variable (on average) solve a fresh LP even where
-/// an ancestor's multipliers bound them as well: their LP is small and goes to the dense
-/// simplex (60×800 seed 6: 432 000 nodes and 3.2 s to 151 000 and 2.3 s; seed 5 proven in
-/// 48 s instead of 58 s; from 1.5 to 6 per variable, 40×500 seeds 1–3 and 60×800 seeds 1–4
-/// and 6 took as many nodes or fewer at each).
-const FRESH_LP_VALUES_PER_VAR: u64 = 3;
 /// Deepest node whose domains the node LP rows are built on (the nodes below reuse them).
 const NODE_LP_BUILD_DEPTH: u32 = 2;
 /// How far above a whole number a bound must be to rule it out, relative to the cost: far
@@ -1416,10 +1412,14 @@ impl<'p> Engine<'p> {
     /// values by reduced cost (fresh multipliers, unlike the root's fixed ones).
     ///
     /// The multipliers of the nearest ancestor's node LP are tried first: they bound every
-    /// node below it, and where they bound this node no lower than their own (no value they
-    /// priced cheapest is gone) a new LP rarely bounds higher (60×800: 661 of 731 node LPs
-    /// bounded as their parent's did), except at nodes with few values left, where a new LP
-    /// costs little ([`FRESH_LP_VALUES_PER_VAR`]).
+    /// node below it, so they may prune this one, and they filter it where it has too many
+    /// values for an LP of its own. Otherwise the node solves its own LP even where the
+    /// ancestor's bound it as well as there: reusing them then, as the search did above 3
+    /// values a variable, took more nodes and time than the LPs cost once refuted subtrees
+    /// are remembered (one thread: 60×800 seed 5, 143 000 nodes and 4.2 s to 17 000 and
+    /// 1.5–1.9 s; 80×900 seed 1, 6.9 s to 1.6–2.0 s; 100×1000 seed 1, the one slower,
+    /// 3.0 s to 4.1–4.6 s). Applying the ancestor's filter before a node's own LP made
+    /// 80×900 seed 1 take five times the nodes.
     fn node_lp_filter(&mut self, depth: u32) -> Result<(), Conflict> {
         // Only ancestors' multipliers stay (every node with children passes here first).
         while self.node_duals.last().is_some_and(|(d, _)| *d >= depth) {
@@ -1448,9 +1448,7 @@ impl<'p> Engine<'p> {
             if lb >= prune_at {
                 return Err(Conflict { var: None });
             }
-            // Where few values are left the LP is small and cheap: always a fresh one.
-            let small = values <= FRESH_LP_VALUES_PER_VAR * self.st.vars() as u64;
-            if !small && lb <= dual.lb + 1e-9 * dual.lb.abs().max(1.0) {
+            if values > NODE_LP_VALUES {
                 return self.drop_values(drop);
             }
         }
