@@ -236,46 +236,52 @@ impl Constraint for Capacity {
     /// The loads of the holders in use that the unassigned variables could still overflow
     /// (on the others any completion fits, whatever their load).
     fn residual(&self, ctx: &Ctx<'_>, out: &mut Vec<i64>) -> bool {
-        let mut used = Vec::new();
-        let mut open = Vec::new();
-        for (i, &x) in self.vars.iter().enumerate() {
-            match ctx.value(x) {
-                Some(v) => used.extend(self.holder(i, v)),
-                None => open.extend(
-                    self.of_var
-                        .get(i)
-                        .and_then(|t| self.tables.get(*t as usize))
-                        .map(|t| (i, x, t)),
-                ),
-            }
-        }
+        let mut used: Vec<usize> = self
+            .vars
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &x)| ctx.value(x).and_then(|v| self.holder(i, v)))
+            .collect();
         used.sort_unstable();
         used.dedup();
-        let load = ctx.state();
-        let mut room = vec![0i64; self.dims];
-        for h in used {
-            let base = h * self.dims;
-            for (k, r) in room.iter_mut().enumerate() {
-                *r = self.cap(h)[k] - load.get(base + k).copied().unwrap_or(0);
+        if used.is_empty() {
+            return true;
+        }
+        // One pass over the open domains: what could still land on each holder in use.
+        const NONE: u32 = u32::MAX;
+        let mut slot = vec![NONE; self.holders()];
+        for (k, &h) in used.iter().enumerate() {
+            slot[h] = k as u32;
+        }
+        let mut want = vec![0i64; used.len() * self.dims];
+        let mut last = vec![usize::MAX; used.len()];
+        for (j, &y) in self.vars.iter().enumerate() {
+            if ctx.value(y).is_some() {
+                continue;
             }
-            let mut tight = false;
-            for &(j, y, t) in &open {
-                if !t
-                    .values_with(h as u32)
-                    .iter()
-                    .any(|&v| ctx.contains(y, Value(v)))
-                {
+            for v in ctx.values(y) {
+                let Some(h) = self.holder(j, v) else { continue };
+                let k = slot[h];
+                if k == NONE || last[k as usize] == j {
                     continue;
                 }
-                for (r, d) in room.iter_mut().zip(self.demand(j)) {
-                    *r -= d;
-                    tight |= *r < 0;
+                last[k as usize] = j;
+                let base = k as usize * self.dims;
+                for (w, d) in want[base..base + self.dims].iter_mut().zip(self.demand(j)) {
+                    *w = w.saturating_add(*d);
                 }
-                if tight {
-                    out.push(h as i64);
-                    out.extend(load.get(base..base + self.dims).unwrap_or(&[]));
-                    break;
-                }
+            }
+        }
+        let load = ctx.state();
+        for (k, &h) in used.iter().enumerate() {
+            let base = h * self.dims;
+            let tight = (0..self.dims).any(|d| {
+                let l = load.get(base + d).copied().unwrap_or(0);
+                l.saturating_add(want[k * self.dims + d]) > self.cap(h)[d]
+            });
+            if tight {
+                out.push(h as i64);
+                out.extend(load.get(base..base + self.dims).unwrap_or(&[]));
             }
         }
         true
@@ -303,5 +309,54 @@ impl Constraint for Capacity {
         both(&self.vars, a, b).is_some_and(|(i, j)| {
             same_keys(&self.of_var, &self.tables, i, j) && self.demand(i) == self.demand(j)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ConstraintId;
+    use crate::state::State;
+
+    /// `residual`'s words once `x0` (demand 2) sits on holder 0 of capacity 4, the open `x1`
+    /// (demand 1) and `x2` (demand `d2`) with the values `open2` left to `x2`.
+    fn words(d2: i64, open2: &[u32]) -> Vec<i64> {
+        let holder: Keys = Keys::from(vec![0, 1, 1]);
+        let c = Capacity::new(
+            1,
+            vec![vec![4], vec![4]],
+            vec![
+                (VarId(0), holder.clone(), vec![2]),
+                (VarId(1), holder.clone(), vec![1]),
+                (VarId(2), holder, vec![d2]),
+            ],
+        );
+        let mut st = State::new(&[3, 3, 3], c.initial_state(&[3, 3, 3]));
+        let cells = 0..st.cells.len();
+        for v in (0..3).filter(|v| !open2.contains(v)) {
+            assert!(st.remove(2, v, ConstraintId(0)).is_ok());
+        }
+        assert!(st.assign(0, 0).is_ok());
+        let mut ctx = Ctx {
+            st: &mut st,
+            cid: ConstraintId(0),
+            cells,
+            root: false,
+        };
+        assert!(c.on_assign(&mut ctx, VarId(0), Value(0)).is_ok());
+        assert_eq!(ctx.value(VarId(2)), None);
+        let mut out = Vec::new();
+        assert!(c.residual(&ctx, &mut out));
+        out
+    }
+
+    #[test]
+    fn residual_names_the_loads_open_demands_could_still_overflow() {
+        // 2 + 1 + 2 > 4 if both open demands take holder 0: its load decides.
+        assert_eq!(words(2, &[0, 1, 2]), vec![0, 2]);
+        // 2 + 1 + 1 fits: the load decides nothing.
+        assert_eq!(words(1, &[0, 1, 2]), Vec::<i64>::new());
+        // x2 can no longer take holder 0: neither.
+        assert_eq!(words(2, &[1, 2]), Vec::<i64>::new());
     }
 }
