@@ -45,11 +45,20 @@ pub(crate) struct Memo {
     pub(crate) words: Vec<i64>,
 }
 
-const MUL: u128 = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
-
-fn mix(h: u128, w: u64) -> u128 {
-    let x = (h ^ u128::from(w)).wrapping_mul(MUL);
-    x ^ (x >> 67)
+/// A 128-bit SipHash of `tag` and `words` (two keyed passes: std's hasher has fixed keys, so
+/// keys do not change from run to run).
+fn hash128(tag: u64, words: impl Iterator<Item = u64> + Clone) -> u128 {
+    use std::hash::Hasher;
+    let pass = |half: u64| {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write_u64(half);
+        h.write_u64(tag);
+        for w in words.clone() {
+            h.write_u64(w);
+        }
+        h.finish()
+    };
+    (u128::from(pass(1)) << 64) | u128::from(pass(2))
 }
 
 impl Memo {
@@ -102,11 +111,7 @@ impl Memo {
             let slot = &mut self.hashes[x as usize];
             let stamp = st.stamp(x);
             if slot.0 != stamp {
-                let mut h = mix(0, u64::from(x) + 1);
-                for &w in st.words(x) {
-                    h = mix(h, w);
-                }
-                *slot = (stamp, mix(h, 0x5bd1_e995));
+                *slot = (stamp, hash128(u64::from(x), st.words(x).iter().copied()));
             }
             // A sum: the same domains give the same key whatever order they changed in.
             key = key.wrapping_add(slot.1);
@@ -119,11 +124,8 @@ impl Memo {
         if words.is_empty() {
             return domains;
         }
-        let mut h = mix(0, u64::from(c) + (1 << 32));
-        for &w in words {
-            h = mix(h, w as u64);
-        }
-        domains.wrapping_add(mix(h, words.len() as u64))
+        let tag = u64::from(c) | 1 << 32;
+        domains.wrapping_add(hash128(tag, words.iter().map(|&w| w as u64)))
     }
 
     /// Whether some refuted residual problem had these domains.

@@ -175,8 +175,9 @@ pub struct SolveOptions {
     /// one of them, with a decided part too costly to beat the threshold there, is not
     /// searched again. Applies where the objective sums unary costs, no soft constraint
     /// counts, and every hard constraint describes its state (see
-    /// [`Constraint::residual`]); 60×800 homing instances: 0.13 to 0.04 million nodes on
-    /// seed 6, 0.40 to 0.14 million on seed 5. Off only to compare.
+    /// [`Constraint::residual`]); on the homing benchmark's 60×800 to 100×1000 instances it
+    /// takes a quarter to a half of the time (h100x1000-s1 on two threads: 263 000 nodes and
+    /// 6.8 s to 19 000 and 1.7 s). Off only to compare.
     pub remember: bool,
 }
 
@@ -419,9 +420,9 @@ pub(crate) struct Engine<'p> {
 /// promised but not found (never, as the giver counted its own) is handed over as `None`.
 type Meetings = Lockstep<Option<Vec<Step>>, StopReason>;
 
-/// Subtrees of fewer nodes are not remembered: a node refuted on its own is refuted again
-/// by its bound for what a key costs (60×800 seeds 5 and 6: as many nodes either way), while
-/// remembering only subtrees of 8 nodes or more took 1.6 times the nodes on seed 6.
+/// Subtrees with fewer nodes below their root are not remembered: keying one costs about
+/// what searching it does (60×800 seeds 5 and 6: about as many nodes from 1 node as from 2),
+/// while remembering only those with 8 nodes or more took 1.6 times the nodes on seed 6.
 const REMEMBER_NODES: u64 = 2;
 
 /// Nodes each thread searches between two meetings of a lock-step search: a meeting costs
