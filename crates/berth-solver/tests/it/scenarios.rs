@@ -484,12 +484,9 @@ fn empty_domain_is_infeasible_not_a_panic() {
     assert_eq!(explanation.wiped_out, Some(VarId(0)));
 }
 
-/// Once `z = 0`, `x` and the `y`s no longer depend on each other: the search refutes the
-/// `y`s' part under `x = 0` and, under `x = 1` and `x = 2`, meets the same part again with
-/// a dearer `x`: remembered, not searched again. The bounds (unary costs) miss the
-/// pairwise rules among the `y`s, so nothing else prunes those nodes.
-#[test]
-fn a_part_refuted_under_one_decision_is_not_searched_under_the_next() {
+/// `z`, `x` and four `y`s: once `z = 0`, `x` and the `y`s no longer depend on each other.
+/// The bounds (unary costs) miss the pairwise rules among the `y`s. Optimum 30.
+fn apart_once_decided() -> Problem {
     let mut p = Problem::new();
     let z = p.add_var("z", 2);
     let x = p.add_var("x", 3);
@@ -520,23 +517,34 @@ fn a_part_refuted_under_one_decision_is_not_searched_under_the_next() {
             .map(|&y| (1.0, Expr::unary(y, vec![0.0, 10.0, 10.0, 10.0]))),
     );
     p.set_objective(Sense::Minimize, Expr::sum(terms));
-    let solve = |remember: bool| {
-        let opts = SolveOptions {
-            remember,
-            ..SolveOptions::default()
-        };
-        match p.solve(&opts).expect("valid") {
-            Outcome::Solved {
-                solutions,
-                optimal: true,
-                stats,
-                ..
-            } => (solutions[0].objective, stats.nodes, stats.remembered),
-            other => panic!("{other:?}"),
-        }
+    p
+}
+
+/// `(objective, nodes, nodes remembered)` of a proven optimum.
+fn solve_remembering(p: &Problem, remember: bool) -> (f64, u64, u64) {
+    let opts = SolveOptions {
+        remember,
+        ..SolveOptions::default()
     };
-    let (best, nodes, remembered) = solve(true);
-    let (best_forgetting, nodes_forgetting, none) = solve(false);
+    match p.solve(&opts).expect("valid") {
+        Outcome::Solved {
+            solutions,
+            optimal: true,
+            stats,
+            ..
+        } => (solutions[0].objective, stats.nodes, stats.remembered),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The search refutes the `y`s' part under `x = 0` and, under `x = 1` and `x = 2`, meets the
+/// same part again with a dearer `x`: remembered, not searched again (nothing else prunes
+/// those nodes).
+#[test]
+fn a_part_refuted_under_one_decision_is_not_searched_under_the_next() {
+    let p = apart_once_decided();
+    let (best, nodes, remembered) = solve_remembering(&p, true);
+    let (best_forgetting, nodes_forgetting, none) = solve_remembering(&p, false);
     assert_eq!((best, best_forgetting), (30.0, 30.0));
     assert_eq!(none, 0);
     assert!(remembered >= 2, "{remembered} nodes remembered");
@@ -544,4 +552,31 @@ fn a_part_refuted_under_one_decision_is_not_searched_under_the_next() {
         nodes < nodes_forgetting,
         "{nodes} nodes remembering, {nodes_forgetting} forgetting"
     );
+}
+
+/// A constraint that does not describe its state (`Constraint::residual` left to its
+/// default) turns the memory off: the same search as forgetting, the same optimum.
+#[test]
+fn a_constraint_that_cannot_tell_its_state_turns_the_memory_off() {
+    struct Untold(Vec<VarId>);
+    impl berth_solver::Constraint for Untold {
+        fn scope(&self) -> &[VarId] {
+            &self.0
+        }
+        fn propagate(&self, _: &mut berth_solver::Ctx<'_>) -> Result<(), berth_solver::Conflict> {
+            Ok(())
+        }
+        fn violation(&self, _: &berth_solver::Assignment<'_>) -> f64 {
+            0.0
+        }
+    }
+    let mut p = apart_once_decided();
+    p.add_constraint("untold", Untold(vec![VarId(1)]));
+    let (best, nodes, remembered) = solve_remembering(&p, true);
+    assert_eq!(remembered, 0);
+    assert_eq!((best, nodes), {
+        let (b, n, _) = solve_remembering(&p, false);
+        (b, n)
+    });
+    assert_eq!(best, 30.0);
 }
