@@ -21,9 +21,10 @@ use std::collections::{HashMap, HashSet};
 use crate::expr::Compiled;
 use crate::state::State;
 
-/// Residual problems kept at most (about 50 bytes each, per thread); past that the memory
-/// starts again, since the recent ones are those the search is near.
-const MAX_ENTRIES: usize = 1 << 19;
+/// Residual problems kept at most, per thread: about 50 bytes each, so at most about 13 MB
+/// (a proof of 60×800 keeps under 40 000). Past that the memory starts again, since the
+/// recent ones are those the search is near.
+const MAX_ENTRIES: usize = 1 << 18;
 
 /// A residual problem's key.
 pub(crate) type Key = u128;
@@ -163,5 +164,74 @@ impl Memo {
     pub(crate) fn forget(&mut self) {
         self.refuted.clear();
         self.seen.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> Memo {
+        Memo {
+            terms: Vec::new(),
+            constant: 0.0,
+            hashes: Vec::new(),
+            state: 0,
+            refuted: HashMap::new(),
+            seen: HashSet::new(),
+            words: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_refuted_rest_rules_out_a_node_only_where_it_reaches_the_threshold() {
+        let mut m = empty();
+        // Decided 3 under threshold 10: the rest costs at least 7.
+        m.refute(1, 11, 3.0, 10.0);
+        assert!(m.seen(1) && !m.seen(2));
+        assert!(m.rules_out(11, 3.0, 10.0));
+        assert!(m.rules_out(11, 4.0, 11.0));
+        assert!(!m.rules_out(11, 2.0, 10.0));
+        assert!(!m.rules_out(12, 9.0, 10.0));
+        // A weaker proof later keeps the stronger one; a stronger one replaces it.
+        m.refute(1, 11, 5.0, 10.0);
+        assert!(m.rules_out(11, 3.0, 10.0));
+        m.refute(1, 11, 0.0, 10.0);
+        assert!(m.rules_out(11, 1.0, 11.0));
+        // No threshold yet: nothing proven.
+        m.refute(3, 13, 0.0, f64::INFINITY);
+        assert!(!m.seen(3));
+    }
+
+    #[test]
+    fn a_full_memory_starts_again() {
+        let mut m = empty();
+        for k in 0..MAX_ENTRIES as u128 {
+            m.refute(k, k, 0.0, 1.0);
+        }
+        assert!(m.rules_out(0, 0.0, 1.0));
+        m.refute(u128::MAX, u128::MAX, 0.0, 1.0);
+        assert!(!m.rules_out(0, 0.0, 1.0) && !m.seen(0));
+        assert!(m.rules_out(u128::MAX, 0.0, 1.0) && m.seen(u128::MAX));
+    }
+
+    #[test]
+    fn equal_domains_key_alike_whatever_their_history() {
+        let mut st = State::new(&[70, 5, 5], Vec::new());
+        let mut m = empty();
+        m.hashes = vec![(u64::MAX, 0); 3];
+        let start = m.domains(&st);
+        let mark = st.mark();
+        assert!(st.remove(0, 65, crate::ConstraintId(0)).is_ok());
+        let one = m.domains(&st);
+        assert_ne!(one, start);
+        st.undo_to(mark);
+        assert_eq!(m.domains(&st), start);
+        // Assigned variables leave the key: their cost is the decided part.
+        assert!(st.assign(1, 2).is_ok());
+        let without = m.domains(&st);
+        assert_ne!(without, start);
+        assert_eq!(Memo::key(without, 4, &[]), without, "no words, no change");
+        assert_ne!(Memo::key(without, 4, &[0]), Memo::key(without, 5, &[0]));
     }
 }
