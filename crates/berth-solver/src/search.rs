@@ -2174,17 +2174,22 @@ impl<'p> Engine<'p> {
             Some(m) if depth > 0 => Some(m.domains(&self.st)),
             _ => None,
         };
+        // The full key where these domains were met before (kept for the store below).
+        let mut entered = None;
         if let Some(d) = domains
             && self.memo.as_ref().is_some_and(|m| m.seen(d))
-            && let Some((key, g)) = self.residual_key(d)
-            && self
-                .memo
-                .as_ref()
-                .is_some_and(|m| m.rules_out(key, g, self.threshold()))
         {
-            self.stats.fails += 1;
-            self.stats.remembered += 1;
-            return true;
+            entered = self.residual_key(d);
+            if let Some((key, g)) = entered
+                && self
+                    .memo
+                    .as_ref()
+                    .is_some_and(|m| m.rules_out(key, g, self.threshold()))
+            {
+                self.stats.fails += 1;
+                self.stats.remembered += 1;
+                return true;
+            }
         }
         if self.node_fails(depth) {
             self.stats.fails += 1;
@@ -2242,14 +2247,17 @@ impl<'p> Engine<'p> {
                 self.path.push(Step::Remove(x, v));
             }
         }
-        // Back to the node as entered (the caller undoes further) to key what was refuted.
         if complete
             && let Some(d) = domains
             && self.stats.nodes - first >= REMEMBER_NODES
         {
             let t = self.threshold();
-            self.st.undo_to(entry);
-            if let Some((key, g)) = self.residual_key(d)
+            let keyed = entered.or_else(|| {
+                // Back to the node as entered (the caller undoes further) to key it.
+                self.st.undo_to(entry);
+                self.residual_key(d)
+            });
+            if let Some((key, g)) = keyed
                 && let Some(memo) = &mut self.memo
             {
                 memo.refute(d, key, g, t);
