@@ -20,7 +20,11 @@
 //! `lagrange.rs` (which this replaces when its bound is higher).
 //!
 //! At the root the LP is solved by column generation (a few values per variable, then those
-//! of negative reduced cost); once the domains are small, nodes solve the LP of their own
+//! of negative reduced cost), then strengthened by rounds of extended cover cuts on the
+//! capacities' rows, separated at the LP's primal optimum ([`covers`]): the LP splits a large
+//! demand across a holder it would overfill, which a cover forbids (h100x1000-s2: 135 169 →
+//! 135 442 at the first LP, optimum 135 595). The cuts are valid for every plan, so the node
+//! LPs keep them among their rows. Once the domains are small, nodes solve the LP of their own
 //! domains ([`Relaxation::node`]). A node's assigned variables leave its LP (their dual
 //! follows from the rows' multipliers), and what is left is usually small enough for the
 //! dense dual simplex of `simplex.rs` instead of `microlp`.
@@ -52,7 +56,7 @@ pub(crate) fn relax(
     active: &[u32],
     incumbent: Option<&[Value]>,
     time: Duration,
-) -> Option<Lagrange> {
+) -> Option<(Lagrange, Vec<Linear>)> {
     let (base, others) = unary_costs(p, obj, st)?;
     let start = std::time::Instant::now();
     // Column generation: the LP over a few cheap values per variable and the incumbent's
@@ -81,12 +85,128 @@ pub(crate) fn relax(
             c
         })
         .collect();
-    // The last round's relaxation with its adjusted costs and offset.
-    let mut last: Option<(Relaxation, Vec<Vec<f64>>, f64)> = None;
-    let caps = capacity_rows(p, st, active);
+    let mut caps = capacity_rows(p, st, active);
+    // The capacities' rows read as knapsacks, for cover cuts.
+    let knapsacks: Vec<Linear> = caps
+        .rows
+        .iter()
+        .filter(|r| !r.equal && r.terms.iter().all(|t| t.2 > 0.0))
+        .cloned()
+        .collect();
+    let mut best: Option<Generated> = None;
+    let mut cut_rows: Vec<Linear> = Vec::new();
+    let mut first_gain = None;
+    for round in 0..=CUT_ROUNDS {
+        let Some(g) = generate(
+            p,
+            st,
+            active,
+            &base,
+            incumbent.is_some(),
+            &mut cols,
+            &caps,
+            start,
+            time,
+        ) else {
+            break;
+        };
+        let bound = g.bound(st);
+        // A round cut short by the time limit may bound lower than the one before.
+        let gain = best.as_ref().map(|b| bound - b.bound(st));
+        if gain.is_some_and(|d| d <= 0.0) {
+            break;
+        }
+        best = Some(g);
+        let dwindled = match (gain, first_gain) {
+            (Some(d), None) => {
+                first_gain = Some(d);
+                false
+            }
+            (Some(d), Some(f)) => d < f * CUT_DWINDLE,
+            _ => false,
+        };
+        if dwindled || round == CUT_ROUNDS || start.elapsed() >= time {
+            break;
+        }
+        let Some(b) = &best else { break };
+        let Some(x) = b.lp.primal(&b.cols, &b.adj, &b.u) else {
+            break;
+        };
+        let cuts = covers(&knapsacks, |y, v| {
+            b.lp.pos
+                .get(y.index())
+                .and_then(|&i| x.get(i))
+                .and_then(|vals| vals.iter().find(|p| p.0 == v.0))
+                .map_or(0.0, |p| p.1)
+        });
+        if cuts.is_empty() {
+            break;
+        }
+        for c in cuts {
+            cut_rows.push(c.clone());
+            caps.add(st, c);
+        }
+    }
+    let g = best?;
+    Some((
+        Lagrange::new(g.lp.vars, g.adj, g.lp.built_on, g.offset, others),
+        cut_rows,
+    ))
+}
+
+/// Most rounds of cover cuts on the capacities' rows at the root, after the first LP.
+const CUT_ROUNDS: usize = 8;
+/// The cut rounds stop once one lifts the bound by less than this share of what the first
+/// lifted it (each costs a column generation; the later ones add little).
+const CUT_DWINDLE: f64 = 0.25;
+
+/// A column generation's last LP: its relaxation, columns, adjusted costs, offset and the
+/// assignment rows' duals.
+struct Generated {
+    lp: Relaxation,
+    cols: Vec<Vec<u32>>,
+    adj: Vec<Vec<f64>>,
+    offset: f64,
+    u: Vec<f64>,
+}
+
+impl Generated {
+    /// The Lagrangian bound of its multipliers over `st`'s domains.
+    fn bound(&self, st: &State) -> f64 {
+        let least: f64 = self
+            .lp
+            .vars
+            .iter()
+            .zip(&self.adj)
+            .map(|(&x, a)| {
+                st.values(x)
+                    .map(|v| cost_of(a, v.0))
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .sum();
+        least - self.offset
+    }
+}
+
+/// Column generation over `caps` and the other constraints' rows: the LP over `cols` (with
+/// `limited`, a few values per variable), then the values whose reduced cost is negative,
+/// until none is. Whatever it stops at, the multipliers bound over the whole domains.
+#[allow(clippy::too_many_arguments)]
+fn generate(
+    p: &Problem,
+    st: &State,
+    active: &[u32],
+    base: &[Vec<f64>],
+    limited: bool,
+    cols: &mut [Vec<u32>],
+    caps: &RowSet,
+    start: std::time::Instant,
+    time: Duration,
+) -> Option<Generated> {
+    let mut last: Option<Generated> = None;
     loop {
-        let wanted = incumbent.is_some().then_some(cols.as_slice());
-        let Some(lp) = Relaxation::about(p, st, active, base.clone(), wanted, caps.clone()) else {
+        let wanted = limited.then_some(&*cols);
+        let Some(lp) = Relaxation::about(p, st, active, base.to_vec(), wanted, caps.clone()) else {
             break;
         };
         let lp_cols: Vec<Vec<u32>> = lp.vars.iter().map(|&x| cols[x as usize].clone()).collect();
@@ -112,13 +232,85 @@ pub(crate) fn relax(
             }
             c.sort_unstable();
         }
-        last = Some((lp, adj, offset));
+        last = Some(Generated {
+            lp,
+            cols: lp_cols,
+            adj,
+            offset,
+            u,
+        });
         if !added || start.elapsed() >= time {
             break;
         }
     }
-    let (lp, adj, offset) = last?;
-    Some(Lagrange::new(lp.vars, adj, lp.built_on, offset, others))
+    last
+}
+
+/// Violated extended cover cuts of the knapsack rows at the LP point `at` (how much of
+/// each column it takes): for a set `S` of columns that together overfill a row,
+/// at most `|S| − 1` of them, and of any column at least as heavy as the heaviest of `S`,
+/// are taken. `S` is grown greedily from the columns nearest to 1 per unit of weight.
+pub(crate) fn covers(knapsacks: &[Linear], at: impl Fn(VarId, Value) -> f64) -> Vec<Linear> {
+    let mut cuts = Vec::new();
+    for row in knapsacks {
+        let items: Vec<(f64, f64, usize)> = row
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(k, t)| (t.2, at(t.0, t.1), k))
+            .collect();
+        if items.iter().all(|it| it.1 <= 1e-9) {
+            continue;
+        }
+        let mut order = items.clone();
+        order.sort_by(|a, b| {
+            ((1.0 - a.1) / a.0)
+                .total_cmp(&((1.0 - b.1) / b.0))
+                .then(a.2.cmp(&b.2))
+        });
+        let mut cover = Vec::new();
+        let mut weight = 0.0;
+        for it in order {
+            cover.push(it);
+            weight += it.0;
+            if weight > row.rhs + 1e-9 {
+                break;
+            }
+        }
+        if weight <= row.rhs + 1e-9 {
+            continue;
+        }
+        // Minimal: drop the columns least taken while the rest still overfill.
+        cover.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)));
+        let mut k = 0;
+        while k < cover.len() {
+            if weight - cover[k].0 > row.rhs + 1e-9 {
+                weight -= cover[k].0;
+                cover.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        let taken: f64 = cover.iter().map(|it| it.1).sum();
+        let rhs = cover.len() as f64 - 1.0;
+        if taken <= rhs + 1e-6 {
+            continue;
+        }
+        let heaviest = cover.iter().map(|it| it.0).fold(0.0, f64::max);
+        let terms = row
+            .terms
+            .iter()
+            .enumerate()
+            .filter(|(k, t)| t.2 >= heaviest || cover.iter().any(|it| it.2 == *k))
+            .map(|(_, t)| (t.0, t.1, 1.0))
+            .collect();
+        cuts.push(Linear {
+            terms,
+            rhs,
+            equal: false,
+        });
+    }
+    cuts
 }
 
 thread_local! {
@@ -157,8 +349,13 @@ impl Relaxation {
         st: &State,
         active: &[u32],
         base: Vec<Vec<f64>>,
+        cuts: &[Linear],
     ) -> Option<Relaxation> {
-        Relaxation::about(p, st, active, base, None, capacity_rows(p, st, active))
+        let mut caps = capacity_rows(p, st, active);
+        for c in cuts {
+            caps.add(st, c.clone());
+        }
+        Relaxation::about(p, st, active, base, None, caps)
     }
 
     /// [`Relaxation::new`] with the rows the `wanted` values need (see [`rows_onto`]): an
@@ -522,6 +719,61 @@ impl Relaxation {
             .collect();
         self.fixed_duals(fixed, &lam, &mut u);
         Some((lam, u))
+    }
+
+    /// A primal optimum of the LP over `cols` whose duals are `adj` and `u`: the LP over the
+    /// columns of zero reduced cost only (complementary slackness keeps an optimum there),
+    /// as each variable's `(value, amount)` taken. `None` when that LP fails.
+    fn primal(
+        &self,
+        cols: &[Vec<u32>],
+        adj: &[Vec<f64>],
+        u: &[f64],
+    ) -> Option<Vec<Vec<(u32, f64)>>> {
+        let mut lp = microlp::Problem::new(OptimizationDirection::Minimize);
+        let mut vars: Vec<Vec<(u32, Variable)>> = Vec::with_capacity(cols.len());
+        for (i, dom) in cols.iter().enumerate() {
+            let tol = 1e-6 * u[i].abs().max(1.0);
+            let tight: Vec<u32> = dom
+                .iter()
+                .copied()
+                .filter(|&v| cost_of(&adj[i], v) - u[i] <= tol)
+                .collect();
+            let vs: Vec<(u32, Variable)> = tight
+                .iter()
+                .map(|&v| (v, lp.add_var(cost_of(&self.base[i], v), (0.0, 1.0))))
+                .collect();
+            let sum: Vec<(Variable, f64)> = vs.iter().map(|&(_, var)| (var, 1.0)).collect();
+            lp.add_constraint(sum.as_slice(), ComparisonOp::Eq, 1.0);
+            vars.push(vs);
+        }
+        for row in &self.rows {
+            let expr: Vec<(Variable, f64)> = row
+                .terms
+                .iter()
+                .filter_map(|&(x, v, a)| {
+                    let i = *self.pos.get(x.index())?;
+                    let vs = vars.get(i)?;
+                    vs.iter().find(|p| p.0 == v.0).map(|p| (p.1, a))
+                })
+                .collect();
+            if expr.is_empty() {
+                continue;
+            }
+            let op = if row.equal {
+                ComparisonOp::Eq
+            } else {
+                ComparisonOp::Le
+            };
+            lp.add_constraint(expr.as_slice(), op, row.rhs);
+        }
+        let outcome = lp.solve().ok()?;
+        let sol = outcome.solution()?;
+        Some(
+            vars.iter()
+                .map(|vs| vs.iter().map(|&(v, var)| (v, sol.var_value(var))).collect())
+                .collect(),
+        )
     }
 
     /// Each variable's adjusted costs (over its universe) and `Σ λ · rhs`.

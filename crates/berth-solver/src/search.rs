@@ -376,6 +376,8 @@ pub(crate) struct Engine<'p> {
     /// of the last build, reused while they cover the node.
     node_lp: Option<Arc<crate::lp::Relaxation>>,
     node_lp_on: bool,
+    /// Cuts of the root LP, valid everywhere: the node LPs add them to their rows.
+    cuts: Arc<Vec<crate::Linear>>,
     /// Last-conflict branching: the variable of a decision whose propagation failed, branched
     /// on first while open, and kept (no other recorded) until a decision on it leads to a
     /// node that does not fail (see `Engine::select_var`).
@@ -749,6 +751,7 @@ impl<'p> Engine<'p> {
             lag: None,
             node_lp: None,
             node_lp_on: false,
+            cuts: Arc::default(),
             last_conflict: None,
             node_duals: Vec::new(),
             restart_below: f64::NEG_INFINITY,
@@ -1326,7 +1329,7 @@ impl<'p> Engine<'p> {
         }
         self.lag = lagrange::setup(self.p, self.obj, &self.st, &self.active, self.threshold());
         if let Some(time) = lp
-            && let Some(l) = crate::lp::relax(
+            && let Some((l, cuts)) = crate::lp::relax(
                 self.p,
                 self.obj,
                 &self.st,
@@ -1342,6 +1345,7 @@ impl<'p> Engine<'p> {
             };
             if better {
                 self.lag = Some(l);
+                self.cuts = Arc::new(cuts);
                 self.stats.lp_bounds += 1;
                 self.node_lp_on = true;
             }
@@ -1464,7 +1468,7 @@ impl<'p> Engine<'p> {
             self.node_lp = lagrange::unary_costs(self.p, self.obj, &self.st)
                 .filter(|(_, others)| others.is_empty())
                 .and_then(|(base, _)| {
-                    crate::lp::Relaxation::new(self.p, &self.st, &self.active, base)
+                    crate::lp::Relaxation::new(self.p, &self.st, &self.active, base, &self.cuts)
                 })
                 .map(Arc::new);
         }
@@ -1932,6 +1936,7 @@ impl<'p> Engine<'p> {
         let mut e = self.round_engine(root);
         e.node_lp_on = self.node_lp_on;
         e.node_lp = self.node_lp.clone();
+        e.cuts = self.cuts.clone();
         e.sym_classes = self.sym_classes.clone();
         e.sym = self.sym.clone();
         e.sym_rank = self.sym_rank.clone();

@@ -449,6 +449,36 @@ proptest! {
         }
     }
 
+    /// The root LP's cover cuts hold on every plan, and its bound with them stays at or
+    /// below the optimum.
+    #[test]
+    fn cover_cuts_hold_on_every_plan(seed in any::<u64>()) {
+        let p = contended(seed);
+        let obj = p.compile().expect("valid");
+        let mut st = State::new(&p.sizes(), Vec::new());
+        let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
+        let time = std::time::Duration::from_secs(10);
+        let Some((lag, cuts)) = crate::lp::relax(&p, &obj, &st, &active, None, time) else {
+            return Ok(());
+        };
+        let plans = all_plans(&p);
+        for row in &cuts {
+            prop_assert!(!row.equal);
+            for (_, plan) in &plans {
+                let lhs: f64 = row
+                    .terms
+                    .iter()
+                    .filter(|(x, v, _)| plan[x.index()] == *v)
+                    .map(|t| t.2)
+                    .sum();
+                prop_assert!(lhs <= row.rhs + 1e-9, "{row:?} on {plan:?}");
+            }
+        }
+        let best = plans.iter().map(|t| t.0).fold(f64::INFINITY, f64::min);
+        let lb = lag.bound(&mut st);
+        prop_assert!(lb <= best + 1e-6, "bound {lb} above the optimum {best}");
+    }
+
     /// A node LP's multipliers bound every plan at and below the node they were solved at,
     /// their reduced costs drop no value of a plan cheaper than the limit, and they refuse
     /// domains holding values the node did not.
@@ -472,7 +502,7 @@ proptest! {
         let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
         let (base, others) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
         prop_assert!(others.is_empty());
-        let Some(lp) = crate::lp::Relaxation::new(&p, &st, &active, base) else {
+        let Some(lp) = crate::lp::Relaxation::new(&p, &st, &active, base, &[]) else {
             return Ok(());
         };
         let Some((dual, _)) = lp.node(&st, std::time::Duration::from_secs(10), f64::INFINITY)
@@ -532,7 +562,7 @@ proptest! {
             // An infeasible LP: no bound to compare.
             return Ok(());
         };
-        let lp = crate::lp::Relaxation::new(&p, &st, &active, base).expect("rows and costs");
+        let lp = crate::lp::Relaxation::new(&p, &st, &active, base, &[]).expect("rows and costs");
         let (dual, _) = lp
             .node(&st, std::time::Duration::from_secs(10), f64::INFINITY)
             .expect("a feasible LP has a finite bound");
@@ -729,4 +759,74 @@ fn a_seeding_pass_stops_at_the_first_unsolved_component() {
             "seed only {seed_only}, budget {budget}"
         );
     }
+}
+
+/// The LP takes 3/4 of a 16-vCPU demand onto a 16-vCPU holder beside a whole 4-vCPU one
+/// (bound 2.5); the cover cut "not both there" lifts the root bound to the optimum, 10.
+#[test]
+fn a_cover_cut_lifts_the_bound_of_a_split_demand() {
+    use crate::{Capacity, Problem, Sense};
+    let mut p = Problem::new();
+    let big = p.add_var("big", 2);
+    let small = p.add_var("small", 2);
+    let holder: crate::Keys = vec![0, 1].into();
+    p.add_constraint(
+        "cap",
+        Capacity::new(
+            1,
+            vec![vec![16], vec![100]],
+            vec![(big, holder.clone(), vec![16]), (small, holder, vec![4])],
+        ),
+    );
+    p.set_objective(
+        Sense::Minimize,
+        Expr::sum(vec![
+            (1.0, Expr::unary(big, vec![0.0, 10.0])),
+            (1.0, Expr::unary(small, vec![0.0, 10.0])),
+        ]),
+    );
+    let obj = p.compile().expect("valid");
+    let mut st = State::new(&p.sizes(), Vec::new());
+    let active = vec![0];
+    let time = std::time::Duration::from_secs(10);
+    let (base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
+    let plain = crate::lp::Relaxation::new(&p, &st, &active, base, &[]).expect("a row");
+    let (dual, _) = plain.node(&st, time, f64::INFINITY).expect("a bound");
+    assert!((dual.lb - 2.5).abs() < 1e-6, "without cuts: {}", dual.lb);
+    let (lag, cuts) = crate::lp::relax(&p, &obj, &st, &active, None, time).expect("the LP");
+    assert_eq!(cuts.len(), 1, "{cuts:?}");
+    let mut terms: Vec<(u32, u32, f64)> =
+        cuts[0].terms.iter().map(|t| (t.0.0, t.1.0, t.2)).collect();
+    terms.sort_by_key(|t| (t.0, t.1));
+    assert_eq!(terms, vec![(0, 0, 1.0), (1, 0, 1.0)]);
+    assert_eq!(cuts[0].rhs, 1.0);
+    let lb = lag.bound(&mut st);
+    assert!((lb - 10.0).abs() < 1e-6, "with the cut: {lb}");
+}
+
+/// A cover is grown from the columns the LP point takes most per unit of weight, made
+/// minimal, and extended by every column as heavy as its heaviest; a point it does not
+/// cut off gives nothing.
+#[test]
+fn a_cover_cut_is_minimal_and_extended() {
+    use crate::{Linear, Value};
+    let row = Linear {
+        terms: vec![
+            (VarId(0), Value(0), 8.0),
+            (VarId(1), Value(0), 8.0),
+            (VarId(2), Value(0), 4.0),
+            (VarId(3), Value(0), 8.0),
+        ],
+        rhs: 16.0,
+        equal: false,
+    };
+    let point = [0.9, 0.9, 0.6, 0.0];
+    let cuts = crate::lp::covers(std::slice::from_ref(&row), |x, _| point[x.index()]);
+    assert_eq!(cuts.len(), 1);
+    let vars: Vec<u32> = cuts[0].terms.iter().map(|t| t.0.0).collect();
+    // {0, 1, 2} overfills by 4 and takes 2.4 > 2; variable 3 weighs as much as the heaviest.
+    assert_eq!(vars, vec![0, 1, 2, 3]);
+    assert_eq!(cuts[0].rhs, 2.0);
+    let within = [0.5, 0.5, 1.0, 0.0];
+    assert!(crate::lp::covers(&[row], |x, _| within[x.index()]).is_empty());
 }
