@@ -2,14 +2,16 @@
 rows: what cover cuts can give the root LP, measured outside Berth (OR-Tools' GLOP, inside
 the benchmark's virtual environment only).
 
-Usage: lpbound.py FILE [--rounds 8]
+Usage: lpbound.py FILE [--rounds 8] [--lift]
 
 The LP is the one `cpsat.py` models, relaxed: one [0, 1] variable per (demand, allowed
 candidate), one per demand summing to 1, vCPU rows per candidate, zone-different pairs as at
 most one per zone, distance pairs as `a on c <= b on a candidate within the limit`, a group
 choice per same-group set, at most one per candidate per anti-affinity set. Each round adds,
 per vCPU row, the extended cover grown greedily from the columns the LP takes most per vCPU
-when it is violated, and solves again.
+when it is violated, and solves again. With `--lift` the columns lighter than the cover's
+heaviest get their sequentially lifted coefficients too (a knapsack over the cut's columns
+so far, in decreasing LP value), instead of staying out of the cut.
 """
 
 import json
@@ -79,7 +81,7 @@ def build(inst):
     return s, rows
 
 
-def cover(cap, items, value):
+def cover(cap, items, value, lift=False):
     """The violated extended cover of one row at the LP point, or None."""
     taken = [(w, v, value[v.index()]) for w, v in items]
     taken.sort(key=lambda t: (1 - t[2]) / t[0])
@@ -96,17 +98,35 @@ def cover(cap, items, value):
         if weight - t[0] > cap:
             chosen.remove(t)
             weight -= t[0]
-    if sum(t[2] for t in chosen) <= len(chosen) - 1 + 1e-6:
-        return None
-    heaviest = max(t[0] for t in chosen)
+    rhs = len(chosen) - 1
     ids = {t[1].index() for t in chosen}
-    return [v for w, v in items if v.index() in ids or w >= heaviest], len(chosen) - 1
+    if not lift:
+        if sum(t[2] for t in chosen) <= rhs + 1e-6:
+            return None
+        heaviest = max(t[0] for t in chosen)
+        return [(v, 1) for w, v in items if v.index() in ids or w >= heaviest], rhs
+    cut = [(t[0], t[1], 1) for t in chosen]
+    for w, v, _ in sorted((t for t in taken if t[1].index() not in ids), key=lambda t: -t[2]):
+        room = int(cap - w)
+        if room < 0:
+            continue
+        # The most the cut's columns so far can take beside this one.
+        best = [0] * (room + 1)
+        for wi, _, a in cut:
+            for k in range(room, int(wi) - 1, -1):
+                best[k] = max(best[k], best[k - int(wi)] + a)
+        if rhs - best[room] > 0:
+            cut.append((w, v, rhs - best[room]))
+    if sum(a * value[v.index()] for _, v, a in cut) <= rhs + 1e-6:
+        return None
+    return [(v, a) for _, v, a in cut], rhs
 
 
 def main():
     with open(sys.argv[1]) as f:
         inst = json.load(f)
     rounds = int(arg("--rounds", "8"))
+    lift = "--lift" in sys.argv
     s, rows = build(inst)
     s.Solve()
     print(json.dumps({"name": inst["name"], "round": 0, "cuts": 0, "bound": s.Objective().Value()}))
@@ -114,11 +134,11 @@ def main():
     for r in range(1, rounds + 1):
         # Read the whole point before adding a row: the solver forgets it on a change.
         value = [v.solution_value() for v in s.variables()]
-        cuts = [c for cap, items in rows if (c := cover(cap, items, value))]
+        cuts = [c for cap, items in rows if (c := cover(cap, items, value, lift))]
         if not cuts:
             break
-        for vs, rhs in cuts:
-            s.Add(sum(vs) <= rhs)
+        for terms, rhs in cuts:
+            s.Add(sum(a * v for v, a in terms) <= rhs)
         total += len(cuts)
         s.Solve()
         print(json.dumps({"name": inst["name"], "round": r, "cuts": total, "bound": s.Objective().Value()}))
