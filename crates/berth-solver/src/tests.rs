@@ -293,6 +293,15 @@ fn contended(seed: u64) -> crate::Problem {
     p
 }
 
+/// A row's left-hand side on `plan`.
+fn taken(row: &crate::Linear, plan: &[Value]) -> f64 {
+    row.terms
+        .iter()
+        .filter(|(x, v, _)| plan[x.index()] == *v)
+        .map(|t| t.2)
+        .sum()
+}
+
 /// Every plan of `p` with its score, by brute force.
 fn all_plans(p: &crate::Problem) -> Vec<(f64, Vec<Value>)> {
     let sizes = p.sizes();
@@ -434,12 +443,7 @@ proptest! {
                 continue;
             }
             for row in &rows {
-                let lhs: f64 = row
-                    .terms
-                    .iter()
-                    .filter(|(x, v, _)| plan[x.index()] == *v)
-                    .map(|t| t.2)
-                    .sum();
+                let lhs = taken(row, &plan);
                 if row.equal {
                     prop_assert!((lhs - row.rhs).abs() < 1e-9, "{row:?} on {plan:?}");
                 } else {
@@ -465,12 +469,7 @@ proptest! {
         for row in &cuts {
             prop_assert!(!row.equal);
             for (_, plan) in &plans {
-                let lhs: f64 = row
-                    .terms
-                    .iter()
-                    .filter(|(x, v, _)| plan[x.index()] == *v)
-                    .map(|t| t.2)
-                    .sum();
+                let lhs = taken(row, plan);
                 prop_assert!(lhs <= row.rhs + 1e-9, "{row:?} on {plan:?}");
             }
         }
