@@ -85,6 +85,15 @@ pub(crate) fn relax(
             c
         })
         .collect();
+    let root = Root {
+        p,
+        st,
+        active,
+        base,
+        limited: incumbent.is_some(),
+        start,
+        time,
+    };
     let mut caps = capacity_rows(p, st, active);
     // The capacities' rows read as knapsacks, for cover cuts.
     let knapsacks: Vec<Linear> = caps
@@ -97,17 +106,7 @@ pub(crate) fn relax(
     let mut cut_rows: Vec<Linear> = Vec::new();
     let mut first_gain = None;
     for round in 0..=CUT_ROUNDS {
-        let Some(g) = generate(
-            p,
-            st,
-            active,
-            &base,
-            incumbent.is_some(),
-            &mut cols,
-            &caps,
-            start,
-            time,
-        ) else {
+        let Some(g) = generate(&root, &mut cols, &caps) else {
             break;
         };
         let bound = g.bound(st);
@@ -125,7 +124,7 @@ pub(crate) fn relax(
             (Some(d), Some(f)) => d < f * CUT_DWINDLE,
             _ => false,
         };
-        if dwindled || round == CUT_ROUNDS || start.elapsed() >= time {
+        if dwindled || round == CUT_ROUNDS || root.expired() {
             break;
         }
         let Some(b) = &best else { break };
@@ -188,29 +187,44 @@ impl Generated {
     }
 }
 
-/// Column generation over `caps` and the other constraints' rows: the LP over `cols` (with
-/// `limited`, a few values per variable), then the values whose reduced cost is negative,
-/// until none is. Whatever it stops at, the multipliers bound over the whole domains.
-#[allow(clippy::too_many_arguments)]
-fn generate(
-    p: &Problem,
-    st: &State,
-    active: &[u32],
-    base: &[Vec<f64>],
+/// What the root LP is built from, the same in every round of cuts.
+struct Root<'a> {
+    p: &'a Problem,
+    st: &'a State,
+    active: &'a [u32],
+    base: Vec<Vec<f64>>,
+    /// Columns start from a few values per variable (else from whole domains).
     limited: bool,
-    cols: &mut [Vec<u32>],
-    caps: &RowSet,
+    /// The LP's time limit, from `start`.
     start: std::time::Instant,
     time: Duration,
-) -> Option<Generated> {
+}
+
+impl Root<'_> {
+    fn left(&self) -> Duration {
+        self.time.saturating_sub(self.start.elapsed())
+    }
+
+    fn expired(&self) -> bool {
+        self.left().is_zero()
+    }
+}
+
+/// Column generation over `caps` and the other constraints' rows: the LP over `cols` (a
+/// few values per variable where `root.limited`), then the values whose reduced cost is
+/// negative, until none is. Whatever it stops at, the multipliers bound over the whole
+/// domains.
+fn generate(root: &Root<'_>, cols: &mut [Vec<u32>], caps: &RowSet) -> Option<Generated> {
+    let Root { p, st, active, .. } = *root;
     let mut last: Option<Generated> = None;
     loop {
-        let wanted = limited.then_some(&*cols);
-        let Some(lp) = Relaxation::about(p, st, active, base.to_vec(), wanted, caps.clone()) else {
+        let wanted = root.limited.then_some(&*cols);
+        let Some(lp) = Relaxation::about(p, st, active, root.base.clone(), wanted, caps.clone())
+        else {
             break;
         };
         let lp_cols: Vec<Vec<u32>> = lp.vars.iter().map(|&x| cols[x as usize].clone()).collect();
-        let left = time.saturating_sub(start.elapsed());
+        let left = root.left();
         // A round cut short keeps the multipliers of the one before.
         let Some((lam, u)) = lp.solve(&lp_cols, left, true) else {
             break;
@@ -239,7 +253,7 @@ fn generate(
             offset,
             u,
         });
-        if !added || start.elapsed() >= time {
+        if !added || root.expired() {
             break;
         }
     }
