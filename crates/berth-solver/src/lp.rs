@@ -103,7 +103,9 @@ pub(crate) fn relax(
         .cloned()
         .collect();
     let mut best: Option<Generated> = None;
-    let mut cut_rows: Vec<Linear> = Vec::new();
+    // Rows past this one in `caps` are cuts.
+    let first_cut = caps.rows.len();
+    let mut best_bound = f64::NEG_INFINITY;
     let mut first_gain = None;
     for round in 0..=CUT_ROUNDS {
         let Some(g) = generate(&root, &mut cols, &caps) else {
@@ -111,11 +113,12 @@ pub(crate) fn relax(
         };
         let bound = g.bound(st);
         // A round cut short by the time limit may bound lower than the one before.
-        let gain = best.as_ref().map(|b| bound - b.bound(st));
+        let gain = best.is_some().then_some(bound - best_bound);
         if gain.is_some_and(|d| d <= 0.0) {
             break;
         }
         best = Some(g);
+        best_bound = bound;
         let dwindled = match (gain, first_gain) {
             (Some(d), None) => {
                 first_gain = Some(d);
@@ -142,14 +145,13 @@ pub(crate) fn relax(
             break;
         }
         for c in cuts {
-            cut_rows.push(c.clone());
             caps.add(st, c);
         }
     }
     let g = best?;
     Some((
         Lagrange::new(g.lp.vars, g.adj, g.lp.built_on, g.offset, others),
-        cut_rows,
+        caps.rows.split_off(first_cut),
     ))
 }
 
