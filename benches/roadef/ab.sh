@@ -6,8 +6,9 @@
 #   e.g. benches/roadef/ab.sh /tmp/roadef-old target/release/examples/roadef 20 "1 2" "a1_4 a2_5"
 #
 # The two run alternately; with AB_TOGETHER=1 they run at the same time, one per core, so
-# both see the same machine load. DATA_DIR holds A/ and B/ (default: the committed data,
-# set A only; set B as `data/README.md` says).
+# both see the same machine load. Each runs THREADS searches at once (default 1: one per
+# core when they run together; builds before the portfolio ignore the flag). DATA_DIR holds
+# A/ and B/ (default: the committed data, set A only; set B as `data/README.md` says).
 # Build BEFORE_EXE from the older commit in a worktree with its own target directory
 # (`cargo build --release -p berth-placement --example roadef`) and copy it aside.
 set -euo pipefail
@@ -19,7 +20,7 @@ run() {
   local side=$1 exe=$2 inst=$3 seed=$4 data
   data=$root/$(echo "${inst:0:1}" | tr ab AB)
   "$exe" "$data/model_$inst.txt" "$data/assignment_$inst.txt" "$out/$side.sol" \
-    --seconds "$seconds" --seed "$seed" |
+    --seconds "$seconds" --seed "$seed" --threads "${THREADS:-1}" |
     python3 -c 'import json,sys; d=json.load(sys.stdin); print(sys.argv[1], d["checked_cost"], "feasible" if d["feasible"] else "INFEASIBLE", d["tried"])' \
       "$inst seed $seed $side"
 }

@@ -21,7 +21,7 @@ commands:
   bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--threads N] [--no-cpsat]
           Berth and CP-SAT (ortools in a venv under target/) on the same seeded homing
           instances, one table; fails if Berth proves a different optimum
-  bench-roadef  [--seconds S] [--instances a1_1,a2_1,...] [--seed N] [--data DIR]
+  bench-roadef  [--seconds S] [--instances a1_1,a2_1,...] [--seed N] [--threads N] [--data DIR]
           the machine reassignment search on the ROADEF/EURO 2012 instances (release build),
           each solution checked independently, next to the winner's results and lower bounds
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)

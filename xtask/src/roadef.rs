@@ -76,6 +76,16 @@ fn gap(ours: i64, reference: i64) -> String {
 pub fn bench(args: &[String]) -> Result<()> {
     let seconds = flag(args, "--seconds").unwrap_or("60");
     let seed = flag(args, "--seed").unwrap_or("1");
+    // S41, the winners, ran two searches at once (two processes); so does this by default,
+    // one per core.
+    let threads = flag(args, "--threads").map_or_else(
+        || {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .to_string()
+        },
+        str::to_string,
+    );
     let instances = flag(args, "--instances").unwrap_or(SET_A);
     let data =
         flag(args, "--data").map_or_else(|| root().join("benches/roadef/data"), PathBuf::from);
@@ -118,7 +128,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             .arg(&model)
             .arg(&assignment)
             .arg(&out_file)
-            .args(["--seconds", seconds, "--seed", seed])
+            .args(["--seconds", seconds, "--seed", seed, "--threads", &threads])
             .output()
             .with_context(|| format!("cannot start {}", exe.display()))?;
         if !output.status.success() {
@@ -157,7 +167,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         );
     }
     println!(
-        "({seconds} s per instance, seed {seed}; solutions in {})",
+        "({seconds} s per instance, seed {seed}, {threads} searches at once; solutions in {})",
         out_dir.display()
     );
     if !failures.is_empty() {

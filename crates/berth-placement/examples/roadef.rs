@@ -1,7 +1,9 @@
 //! Runs the machine reassignment search on one ROADEF/EURO 2012 instance, writes the
 //! solution file, reads it back and checks it with the independent checker; prints one JSON
 //! line. `cargo xtask bench-roadef` drives it:
-//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES]`.
+//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N]`.
+//! `--threads` (default: the cores available) runs that many searches at once, one per thread,
+//! and keeps the cheapest.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,7 +21,7 @@ fn main() {
     let [model_path, assignment_path, out_path] = [0, 1, 2].map(|k| {
         args.get(k).cloned().unwrap_or_else(|| {
             eprintln!(
-                "usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES]"
+                "usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N]"
             );
             std::process::exit(2)
         })
@@ -46,6 +48,10 @@ fn main() {
         history: flag("--history").map_or(LnsOptions::default().history, |h| h as usize),
         stall: flag("--stall").map_or(LnsOptions::default().stall, |h| h as u64),
         iterations: flag("--iterations").map(|n| n as u64),
+        threads: flag("--threads").map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            |n| n as usize,
+        ),
         deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
     };
     let out = improve(&model, &initial, &options).unwrap_or_else(|e| fail(e));
@@ -71,6 +77,8 @@ fn main() {
         "violations": verdict.violations.iter().take(5).map(ToString::to_string).collect::<Vec<_>>(),
         "iterations": out.iterations,
         "kicks": out.kicks,
+        "threads": options.threads,
+        "thread": out.thread,
         "tried": out.tried,
         "seconds": elapsed,
     });

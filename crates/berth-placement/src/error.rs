@@ -57,6 +57,15 @@ pub enum PlacementError {
         /// The first one.
         first: String,
     },
+    /// A search thread of a machine reassignment portfolio panicked (a bug): the others'
+    /// answer is withheld rather than passed off as the portfolio's.
+    #[error("{} of {threads} machine reassignment searches did not finish", threads - finished)]
+    RoadefSearchFailed {
+        /// Searches started.
+        threads: usize,
+        /// Searches that returned.
+        finished: usize,
+    },
 }
 
 fn join<T: fmt::Display>(items: &[T]) -> String {

@@ -34,6 +34,9 @@ pub struct LnsOptions {
     /// Ruin and recreate from the best assignment after this many feasible moves without a
     /// new best.
     pub stall: u64,
+    /// Independent searches run at once, one per thread, each with its own seed (the first
+    /// with `seed` itself, so it retraces the one-thread search); the cheapest result wins.
+    pub threads: usize,
 }
 
 impl Default for LnsOptions {
@@ -44,6 +47,7 @@ impl Default for LnsOptions {
             deadline: None,
             history: 2_000,
             stall: 200_000,
+            threads: 1,
         }
     }
 }
@@ -63,6 +67,8 @@ pub struct LnsOutcome {
     pub tried: u64,
     /// Ruin-and-recreate kicks.
     pub kicks: u64,
+    /// Which search found `assignment` (0 to `threads - 1`).
+    pub thread: usize,
 }
 
 /// SplitMix64.
@@ -504,8 +510,62 @@ pub fn improve(
     for (m, mach) in model.machines.iter().enumerate() {
         by_nb[mach.neighborhood].push(m);
     }
+    let threads = options.threads.max(1);
+    if threads == 1 {
+        return Ok(search(model, initial, options, options.seed, &by_nb));
+    }
+    let runs: Vec<LnsOutcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let by_nb = &by_nb;
+                let seed = thread_seed(options.seed, k);
+                scope.spawn(move || search(model, initial, options, seed, by_nb))
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    // A search that panicked is a bug: report it rather than the others' answer.
+    if runs.len() < threads {
+        return Err(PlacementError::RoadefSearchFailed {
+            threads,
+            finished: runs.len(),
+        });
+    }
+    let (iterations, tried, kicks) = runs.iter().fold((0, 0, 0), |(i, t, k), r| {
+        (i + r.iterations, t + r.tried, k + r.kicks)
+    });
+    let (thread, best) = runs
+        .into_iter()
+        .enumerate()
+        .min_by_key(|(k, r)| (r.cost, *k))
+        .ok_or(PlacementError::RoadefSearchFailed {
+            threads,
+            finished: 0,
+        })?;
+    Ok(LnsOutcome {
+        iterations,
+        tried,
+        kicks,
+        thread,
+        ..best
+    })
+}
+
+/// The seed of search `k` of a portfolio: `seed` itself for the first.
+pub(super) fn thread_seed(seed: u64, k: usize) -> u64 {
+    seed.wrapping_add((k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// One late-acceptance search from `initial` (feasible) with `seed`.
+fn search(
+    model: &Model,
+    initial: &[usize],
+    options: &LnsOptions,
+    seed: u64,
+    by_nb: &[Vec<usize>],
+) -> LnsOutcome {
     let mut st = State::new(model, initial);
-    let mut rng = Rng(options.seed ^ 0x5EED_0FB3_A7A7);
+    let mut rng = Rng(seed ^ 0x5EED_0FB3_A7A7);
     let initial_cost = st.total();
     let mut current = initial_cost;
     let mut best = initial_cost;
@@ -528,7 +588,7 @@ pub fn improve(
         if options.iterations.is_some_and(|n| tries > n) {
             break;
         }
-        let mv = random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
+        let mv = random_move(&mut st, model, by_nb, &mut rng, &mut journal);
         let cost = match mv {
             Move::None => continue,
             Move::Applied if journal.is_empty() => continue,
@@ -569,7 +629,7 @@ pub fn improve(
             restore(&mut st, &best_assignment);
             let burst = 2 + rng.below(model.processes.len().clamp(1, 50));
             for _ in 0..burst * 20 {
-                let mv = random_move(&mut st, model, &by_nb, &mut rng, &mut journal);
+                let mv = random_move(&mut st, model, by_nb, &mut rng, &mut journal);
                 apply(&mut st, &mut journal, &mv);
             }
             current = st.total();
@@ -581,14 +641,15 @@ pub fn improve(
     if unsaved {
         best_assignment.clone_from(&st.current);
     }
-    Ok(LnsOutcome {
+    LnsOutcome {
         assignment: best_assignment.iter().map(|&m| m as usize).collect(),
         cost: best,
         initial_cost,
         iterations,
         tried: tries,
         kicks,
-    })
+        thread: 0,
+    }
 }
 
 /// Puts every process on its machine in `target` (a feasible assignment). Intermediate states

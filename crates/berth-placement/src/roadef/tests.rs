@@ -154,6 +154,46 @@ fn the_search_improves_a1_1_deterministically_and_passes_the_checker() {
 }
 
 #[test]
+fn a_portfolio_returns_the_cheapest_of_its_searches_each_as_run_alone() {
+    let (model, initial) = load("a1_4");
+    let alone = |seed| {
+        let options = LnsOptions {
+            seed,
+            iterations: Some(20_000),
+            ..LnsOptions::default()
+        };
+        improve(&model, &initial, &options).unwrap()
+    };
+    let options = LnsOptions {
+        seed: 3,
+        iterations: Some(20_000),
+        threads: 3,
+        ..LnsOptions::default()
+    };
+    let both = improve(&model, &initial, &options).unwrap();
+    let runs: Vec<_> = (0..3)
+        .map(|k| alone(super::lns::thread_seed(3, k)))
+        .collect();
+    assert_eq!(
+        runs[0],
+        alone(3),
+        "the first search retraces the one-thread search"
+    );
+    let costs: Vec<i64> = runs.iter().map(|r| r.cost).collect();
+    let cheapest = (0..3).min_by_key(|&k| (costs[k], k)).unwrap();
+    assert_ne!(
+        costs[0], costs[1],
+        "the seeds must differ for this test to mean anything"
+    );
+    assert_eq!(both.thread, cheapest, "{costs:?}");
+    assert_eq!(both.cost, costs[cheapest]);
+    assert_eq!(both.assignment, runs[cheapest].assignment);
+    assert_eq!(both.tried, runs.iter().map(|r| r.tried).sum::<u64>());
+    let verdict = check(&model, &initial, &both.assignment);
+    assert_eq!(verdict.cost.unwrap().total, both.cost);
+}
+
+#[test]
 fn the_search_refuses_an_infeasible_start() {
     let (model, initial) = load("a1_1");
     let err = improve(&model, &vec![0; initial.len()], &LnsOptions::default()).unwrap_err();
