@@ -8,7 +8,8 @@
 //! ruin-and-recreate kicks from the best assignment when the search stalls. Half the moves
 //! (and every ejection) start from a process on a machine drawn in proportion to its cost.
 //! Seeded, deterministic for a seed and an iteration budget; anytime under an injected
-//! deadline.
+//! deadline. Several such searches may run at once, one per thread, sharing nothing; the
+//! cheapest result wins.
 
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ use crate::error::PlacementError;
 pub struct LnsOptions {
     /// Random seed.
     pub seed: u64,
-    /// Stop after this many tried moves, feasible or not (deterministic budget).
+    /// Stop after this many tried moves, feasible or not (deterministic budget), per search.
     pub iterations: Option<u64>,
     /// Stop when it expires (checked every 256 moves).
     pub deadline: Option<Arc<dyn Deadline>>,
@@ -61,11 +62,11 @@ pub struct LnsOutcome {
     pub cost: i64,
     /// The initial assignment's objective.
     pub initial_cost: i64,
-    /// Feasible moves evaluated.
+    /// Feasible moves evaluated (over every search).
     pub iterations: u64,
-    /// Moves tried, feasible or not.
+    /// Moves tried, feasible or not (over every search).
     pub tried: u64,
-    /// Ruin-and-recreate kicks.
+    /// Ruin-and-recreate kicks (over every search).
     pub kicks: u64,
     /// Which search found `assignment` (0 to `threads - 1`).
     pub thread: usize,
