@@ -12,11 +12,20 @@ use berth_placement::roadef::{LnsOptions, Model, check, improve, render_solution
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // A flag given with a missing or unreadable value is an error, not the default.
     let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|k| args.get(k + 1))
-            .and_then(|s| s.parse::<f64>().ok())
+        let k = args.iter().position(|a| a == name)?;
+        let value = args.get(k + 1);
+        match value.and_then(|s| s.parse::<f64>().ok()) {
+            Some(v) if v.is_finite() && v >= 0.0 => Some(v),
+            _ => {
+                eprintln!(
+                    "roadef: {name}: expected a number at least 0, found {}",
+                    value.map_or("nothing".to_string(), |s| format!("`{s}`"))
+                );
+                std::process::exit(2)
+            }
+        }
     };
     let [model_path, assignment_path, out_path] = [0, 1, 2].map(|k| {
         args.get(k).cloned().unwrap_or_else(|| {
@@ -50,7 +59,7 @@ fn main() {
         iterations: flag("--iterations").map(|n| n as u64),
         threads: flag("--threads").map_or_else(
             || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-            |n| n as usize,
+            |n| (n as usize).max(1),
         ),
         deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
     };
