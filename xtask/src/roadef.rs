@@ -76,16 +76,10 @@ fn gap(ours: i64, reference: i64) -> String {
 pub fn bench(args: &[String]) -> Result<()> {
     let seconds = flag(args, "--seconds").unwrap_or("60");
     let seed = flag(args, "--seed").unwrap_or("1");
-    // S41, the winners, ran two searches at once (two processes); so does this by default,
-    // one per core.
-    let threads = flag(args, "--threads").map_or_else(
-        || {
-            std::thread::available_parallelism()
-                .map_or(1, std::num::NonZeroUsize::get)
-                .to_string()
-        },
-        str::to_string,
-    );
+    // Without it the example runs one search per core (S41, the winners, ran two at once);
+    // the footer reports what the runs say they used.
+    let threads = flag(args, "--threads");
+    let mut searches = None;
     let instances = flag(args, "--instances").unwrap_or(SET_A);
     let data =
         flag(args, "--data").map_or_else(|| root().join("benches/roadef/data"), PathBuf::from);
@@ -128,7 +122,8 @@ pub fn bench(args: &[String]) -> Result<()> {
             .arg(&model)
             .arg(&assignment)
             .arg(&out_file)
-            .args(["--seconds", seconds, "--seed", seed, "--threads", &threads])
+            .args(["--seconds", seconds, "--seed", seed])
+            .args(threads.map(|t| ["--threads", t]).into_iter().flatten())
             .output()
             .with_context(|| format!("cannot start {}", exe.display()))?;
         if !output.status.success() {
@@ -142,6 +137,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         let v: Value = serde_json::from_str(text.lines().last().unwrap_or(""))
             .with_context(|| format!("{instance}: bad output `{text}`"))?;
         let cost = v["cost"].as_i64().unwrap_or(-1);
+        searches = searches.or(v["threads"].as_u64());
         if v["feasible"] != Value::Bool(true) || v["checked_cost"].as_i64() != Some(cost) {
             failures.push(format!(
                 "{instance}: the checker rejects the solution or disagrees on its cost: {v}"
@@ -167,7 +163,8 @@ pub fn bench(args: &[String]) -> Result<()> {
         );
     }
     println!(
-        "({seconds} s per instance, seed {seed}, {threads} searches at once; solutions in {})",
+        "({seconds} s per instance, seed {seed}, {} searches at once; solutions in {})",
+        searches.map_or_else(|| "?".to_string(), |n| n.to_string()),
         out_dir.display()
     );
     if !failures.is_empty() {

@@ -59,7 +59,10 @@ pub enum PlacementError {
     },
     /// A search thread of a machine reassignment portfolio panicked (a bug): the others'
     /// answer is withheld rather than passed off as the portfolio's.
-    #[error("{} of {threads} machine reassignment searches did not finish", threads - finished)]
+    #[error(
+        "{} of {threads} machine reassignment search threads panicked (a bug; the panic message is on stderr), so no result is returned",
+        threads - finished
+    )]
     RoadefSearchFailed {
         /// Searches started.
         threads: usize,

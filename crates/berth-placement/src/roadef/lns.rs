@@ -525,31 +525,25 @@ pub fn improve(
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
-    // A search that panicked is a bug: report it rather than the others' answer.
-    if runs.len() < threads {
-        return Err(PlacementError::RoadefSearchFailed {
-            threads,
-            finished: runs.len(),
-        });
-    }
+    let finished = runs.len();
     let (iterations, tried, kicks) = runs.iter().fold((0, 0, 0), |(i, t, k), r| {
         (i + r.iterations, t + r.tried, k + r.kicks)
     });
-    let (thread, best) = runs
+    match runs
         .into_iter()
         .enumerate()
         .min_by_key(|(k, r)| (r.cost, *k))
-        .ok_or(PlacementError::RoadefSearchFailed {
-            threads,
-            finished: 0,
-        })?;
-    Ok(LnsOutcome {
-        iterations,
-        tried,
-        kicks,
-        thread,
-        ..best
-    })
+    {
+        Some((thread, best)) if finished == threads => Ok(LnsOutcome {
+            iterations,
+            tried,
+            kicks,
+            thread,
+            ..best
+        }),
+        // A search that panicked is a bug: report it rather than the others' answer.
+        _ => Err(PlacementError::RoadefSearchFailed { threads, finished }),
+    }
 }
 
 /// The seed of search `k` of a portfolio: `seed` itself for the first.
