@@ -1,7 +1,8 @@
 //! Runs the machine reassignment search on one ROADEF/EURO 2012 instance, writes the
 //! solution file, reads it back and checks it with the independent checker; prints one JSON
 //! line. `cargo xtask bench-roadef` drives it:
-//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N]`.
+//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N] [--history H] [--stall N]`
+//! (`--history` and `--stall` fix what the search otherwise sizes to the run).
 //! `--threads` (default: the cores available) runs that many searches at once, one per thread,
 //! and keeps the cheapest.
 
@@ -54,8 +55,8 @@ fn main() {
         .unwrap_or_else(|e| fail(e));
     let options = LnsOptions {
         seed,
-        history: flag("--history").map_or(LnsOptions::default().history, |h| h as usize),
-        stall: flag("--stall").map_or(LnsOptions::default().stall, |h| h as u64),
+        history: flag("--history").map(|h| h as usize),
+        stall: flag("--stall").map(|h| h as u64),
         iterations: flag("--iterations").map(|n| n as u64),
         threads: flag("--threads").map_or_else(
             || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
@@ -88,6 +89,7 @@ fn main() {
         "kicks": out.kicks,
         "threads": options.threads,
         "thread": out.thread,
+        "history": out.history,
         "tried": out.tried,
         "seconds": elapsed,
     });

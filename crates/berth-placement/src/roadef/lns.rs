@@ -4,12 +4,12 @@
 //! machine above a safety capacity and one with room below it) and ejections (move a
 //! process onto a roomy machine, then move others away), home moves (a moved process back to
 //! its original machine, by a shift, a swap or an ejection there; more of them as the move
-//! costs' share of the objective grows); late-acceptance hill climbing;
-//! ruin-and-recreate kicks from the best assignment when the search stalls. Half the moves
-//! (and every ejection) start from a process on a machine drawn in proportion to its cost.
-//! Seeded, deterministic for a seed and an iteration budget; anytime under an injected
-//! deadline. Several such searches may run at once, one per thread, sharing nothing; the
-//! cheapest result wins.
+//! costs' share of the objective grows); late-acceptance hill climbing, its history sized
+//! to the run's budget (a longer run settles later and lower); ruin-and-recreate kicks from
+//! the best assignment when the search stalls. Half the moves (and every ejection) start
+//! from a process on a machine drawn in proportion to its cost. Seeded, deterministic for a
+//! seed and an iteration budget; anytime under an injected deadline. Several such searches
+//! may run at once, one per thread, sharing nothing; the cheapest result wins.
 
 use std::sync::Arc;
 
@@ -30,11 +30,13 @@ pub struct LnsOptions {
     pub iterations: Option<u64>,
     /// Stop when it expires (checked every 256 moves).
     pub deadline: Option<Arc<dyn Deadline>>,
-    /// Late-acceptance history length.
-    pub history: usize,
+    /// Late-acceptance history length; `None` sizes it to the run's budget (see
+    /// [`history_for`]): the move budget when there is one, else the moves the deadline leaves
+    /// room for, estimated from the first million tries.
+    pub history: Option<usize>,
     /// Ruin and recreate from the best assignment after this many feasible moves without a
-    /// new best.
-    pub stall: u64,
+    /// new best; `None` is 100 times the history.
+    pub stall: Option<u64>,
     /// Independent searches run at once, one per thread, each with its own seed (the first
     /// with `seed` itself, so it retraces the one-thread search); the cheapest result wins.
     pub threads: usize,
@@ -46,8 +48,8 @@ impl Default for LnsOptions {
             seed: 1,
             iterations: None,
             deadline: None,
-            history: 2_000,
-            stall: 200_000,
+            history: None,
+            stall: None,
             threads: 1,
         }
     }
@@ -70,6 +72,8 @@ pub struct LnsOutcome {
     pub kicks: u64,
     /// Which search found `assignment` (0 to `threads - 1`).
     pub thread: usize,
+    /// The late-acceptance history that search ended with.
+    pub history: usize,
 }
 
 /// SplitMix64.
@@ -546,6 +550,36 @@ pub fn improve(
     }
 }
 
+/// The shortest late-acceptance history, and the one a search starts with under a deadline.
+const HISTORY_MIN: usize = 2_000;
+/// Tries per history slot when the history is sized to the budget: a longer history settles
+/// later but lower, and the search settles in about this many tries per slot.
+const TRIES_PER_SLOT: u64 = 6_000;
+/// Tries after which a search under a deadline (and no move budget) sizes its history.
+const SIZE_AFTER: u64 = 1 << 20;
+
+/// The late-acceptance history for a run of `tries` tried moves.
+#[must_use]
+pub fn history_for(tries: u64) -> usize {
+    usize::try_from(tries / TRIES_PER_SLOT).map_or(usize::MAX, |h| h.max(HISTORY_MIN))
+}
+
+/// The history a search starts with: the one given, or the one for the move budget, or,
+/// under a deadline alone, the shortest until the pace is known.
+fn starting_history(options: &LnsOptions) -> usize {
+    match (options.history, options.iterations) {
+        (Some(h), _) => h.max(1),
+        (None, Some(n)) => history_for(n),
+        (None, None) => HISTORY_MIN,
+    }
+}
+
+/// The tries a run makes in all if it keeps the pace of its first `tries` in `spent`.
+fn expected_tries(tries: u64, spent: std::time::Duration, left: std::time::Duration) -> u64 {
+    let spent = spent.as_secs_f64().max(1e-9);
+    (tries as f64 * (spent + left.as_secs_f64()) / spent) as u64
+}
+
 /// The seed of search `k` of a portfolio: `seed` itself for the first.
 pub(super) fn thread_seed(seed: u64, k: usize) -> u64 {
     seed.wrapping_add((k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
@@ -567,18 +601,35 @@ fn search(
     let mut best_assignment: Vec<u32> = st.current.clone();
     // The current state is the best one and not yet saved in `best_assignment`.
     let mut unsaved = false;
-    let history = options.history.max(1);
-    let mut late = vec![current; history];
+    let started = std::time::Instant::now();
+    // Sized now when the budget is known; under a deadline once the speed is.
+    let mut sized = options.history.is_some() || options.iterations.is_some();
+    let mut late = vec![current; starting_history(options)];
     let mut iterations = 0u64;
     let mut tries = 0u64;
     let mut since_best = 0u64;
     let mut kicks = 0u64;
     let mut journal = Journal::new();
-    let stall = options.stall.max(1);
+    let mut stall = options.stall.unwrap_or(100 * late.len() as u64).max(1);
     loop {
         tries += 1;
-        if tries.is_multiple_of(256) && options.deadline.as_ref().is_some_and(|d| d.expired()) {
-            break;
+        if tries.is_multiple_of(256)
+            && let Some(deadline) = &options.deadline
+        {
+            if deadline.expired() {
+                break;
+            }
+            if !sized && tries >= SIZE_AFTER {
+                sized = true;
+                if let Some(left) = deadline.remaining() {
+                    let to = history_for(expected_tries(tries, started.elapsed(), left));
+                    // The new slots copy the old ones in turn: the threshold stays where it was.
+                    let old = late.len();
+                    let more: Vec<i64> = (old..to).map(|k| late[k % old]).collect();
+                    late.extend(more);
+                    stall = options.stall.unwrap_or(100 * late.len() as u64).max(1);
+                }
+            }
         }
         if options.iterations.is_some_and(|n| tries > n) {
             break;
@@ -591,7 +642,7 @@ fn search(
             Move::Shift(_, _, d) | Move::Swap(_, _, d) => current + d,
         };
         iterations += 1;
-        let slot = (iterations % history as u64) as usize;
+        let slot = (iterations % late.len() as u64) as usize;
         if cost <= current || cost <= late[slot] {
             if cost > current && unsaved {
                 if matches!(mv, Move::Applied) {
@@ -644,6 +695,7 @@ fn search(
         tried: tries,
         kicks,
         thread: 0,
+        history: late.len(),
     }
 }
 
@@ -811,5 +863,45 @@ mod tests {
         apply(&mut st, &mut journal, &mv);
         assert_eq!((before, st.total()), (3, 0));
         assert_eq!(st.current, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn the_history_grows_with_the_budget_from_its_floor() {
+        use std::time::Duration;
+        assert_eq!(history_for(0), HISTORY_MIN);
+        assert_eq!(history_for(6_000 * HISTORY_MIN as u64), HISTORY_MIN);
+        assert_eq!(history_for(120_000_000), 20_000);
+        // 2^20 tries in the first 2.5 s of 300 s: 126 million in all.
+        let (spent, left) = (Duration::from_millis(2_500), Duration::from_millis(297_500));
+        assert_eq!(expected_tries(1 << 20, spent, left), 125_829_120);
+        assert_eq!(history_for(expected_tries(1 << 20, spent, left)), 20_971);
+        // A deadline already reached: the tries made are all there will be.
+        assert_eq!(expected_tries(1 << 20, spent, Duration::ZERO), 1 << 20);
+    }
+
+    #[test]
+    fn a_move_budget_sizes_the_history_and_a_given_one_is_kept() {
+        let start = |history, iterations| {
+            starting_history(&LnsOptions {
+                history,
+                iterations,
+                ..LnsOptions::default()
+            })
+        };
+        assert_eq!(start(None, None), HISTORY_MIN);
+        assert_eq!(start(None, Some(1_000)), HISTORY_MIN);
+        assert_eq!(start(None, Some(30_000_000)), 5_000);
+        assert_eq!(start(Some(50), Some(30_000_000)), 50);
+        assert_eq!(start(Some(0), None), 1);
+        // The search reports the history it ran with.
+        let options = LnsOptions {
+            history: Some(50),
+            iterations: Some(1_000),
+            ..LnsOptions::default()
+        };
+        assert_eq!(
+            improve(&full_home(), &[0, 1, 2], &options).unwrap().history,
+            50
+        );
     }
 }

@@ -27,5 +27,5 @@ mod tests;
 
 pub use check::{Verdict, Violation, check};
 pub use cost::{Cost, cost};
-pub use lns::{LnsOptions, LnsOutcome, improve};
+pub use lns::{LnsOptions, LnsOutcome, history_for, improve};
 pub use model::{Balance, Machine, Model, Process, Resource, Service, render_solution};

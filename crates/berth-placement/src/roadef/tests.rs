@@ -436,7 +436,7 @@ proptest! {
     /// The search's answer passes the checker and its cost is the checker's.
     #[test]
     fn search_answers_pass_the_checker((model, initial, _) in instance(), seed in 0u64..1000) {
-        let options = LnsOptions { seed, iterations: Some(2_000), history: 50, ..LnsOptions::default() };
+        let options = LnsOptions { seed, iterations: Some(2_000), history: Some(50), ..LnsOptions::default() };
         let out = improve(&model, &initial, &options).unwrap();
         let verdict = check(&model, &initial, &out.assignment);
         prop_assert!(verdict.feasible(), "{:?}", verdict.violations);
