@@ -555,7 +555,8 @@ const HISTORY_MIN: usize = 2_000;
 /// Tries per history slot when the history is sized to the budget: a longer history settles
 /// later but lower, and the search settles in about this many tries per slot.
 const TRIES_PER_SLOT: u64 = 6_000;
-/// Tries after which a search under a deadline (and no move budget) sizes its history.
+/// Tries after which a search under a deadline (and no move budget) sizes its history; a
+/// multiple of 256, the deadline's check interval.
 const SIZE_AFTER: u64 = 1 << 20;
 
 /// The late-acceptance history for a run of `tries` tried moves.
@@ -602,15 +603,16 @@ fn search(
     // The current state is the best one and not yet saved in `best_assignment`.
     let mut unsaved = false;
     let started = std::time::Instant::now();
-    // Sized now when the budget is known; under a deadline once the speed is.
-    let mut sized = options.history.is_some() || options.iterations.is_some();
+    // Sized now when the budget is known; under a deadline alone once the pace is.
+    let size_by_pace = options.history.is_none() && options.iterations.is_none();
     let mut late = vec![current; starting_history(options)];
     let mut iterations = 0u64;
     let mut tries = 0u64;
     let mut since_best = 0u64;
     let mut kicks = 0u64;
     let mut journal = Journal::new();
-    let mut stall = options.stall.unwrap_or(100 * late.len() as u64).max(1);
+    let stall_for = |history: usize| options.stall.unwrap_or(100 * history as u64).max(1);
+    let mut stall = stall_for(late.len());
     loop {
         tries += 1;
         if tries.is_multiple_of(256)
@@ -619,16 +621,16 @@ fn search(
             if deadline.expired() {
                 break;
             }
-            if !sized && tries >= SIZE_AFTER {
-                sized = true;
-                if let Some(left) = deadline.remaining() {
-                    let to = history_for(expected_tries(tries, started.elapsed(), left));
-                    // The new slots copy the old ones in turn: the threshold stays where it was.
-                    let old = late.len();
-                    let more: Vec<i64> = (old..to).map(|k| late[k % old]).collect();
-                    late.extend(more);
-                    stall = options.stall.unwrap_or(100 * late.len() as u64).max(1);
-                }
+            if size_by_pace
+                && tries == SIZE_AFTER
+                && let Some(left) = deadline.remaining()
+            {
+                let to = history_for(expected_tries(tries, started.elapsed(), left));
+                // The new slots copy the old ones in turn: the threshold stays where it was.
+                let old = late.len();
+                let more: Vec<i64> = (old..to).map(|k| late[k % old]).collect();
+                late.extend(more);
+                stall = stall_for(late.len());
             }
         }
         if options.iterations.is_some_and(|n| tries > n) {
