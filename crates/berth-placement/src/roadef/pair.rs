@@ -196,7 +196,7 @@ pub(super) fn repack(
             })
             .sum()
     };
-    procs.sort_by_key(|&p| (std::cmp::Reverse(size(p)), p));
+    procs.sort_by_cached_key(|&p| (std::cmp::Reverse(size(p)), p));
     let origin: Vec<Option<usize>> = procs
         .iter()
         .map(|&p| machines.iter().position(|&m| m == st.initial[p] as usize))
