@@ -90,6 +90,7 @@ fn main() {
         "threads": options.threads,
         "thread": out.thread,
         "history": out.history,
+        "polished": out.polished,
         "tried": out.tried,
         "seconds": elapsed,
     });

@@ -74,6 +74,8 @@ pub struct LnsOutcome {
     pub thread: usize,
     /// The late-acceptance history that search ended with.
     pub history: usize,
+    /// How much that search's closing descent ([`polish`]) lowered its best cost.
+    pub polished: i64,
 }
 
 /// SplitMix64.
@@ -558,6 +560,9 @@ const TRIES_PER_SLOT: u64 = 6_000;
 /// Tries after which a search under a deadline (and no move budget) sizes its history; a
 /// multiple of 256, the deadline's check interval.
 const SIZE_AFTER: u64 = 1 << 20;
+/// The last `1 / POLISH_PART` of a run (its move budget, or the time a deadline gives) is
+/// left to the closing descent from the best assignment ([`polish`]).
+const POLISH_PART: u64 = 50;
 
 /// The late-acceptance history for a run of `tries` tried moves.
 #[must_use]
@@ -613,13 +618,23 @@ fn search(
     let mut journal = Journal::new();
     let stall_for = |history: usize| options.stall.unwrap_or(100 * history as u64).max(1);
     let mut stall = stall_for(late.len());
+    // The late acceptance's share of a move budget; the polish has the rest.
+    let budget = options.iterations.map(|n| n - n / POLISH_PART);
     loop {
         tries += 1;
         if tries.is_multiple_of(256)
             && let Some(deadline) = &options.deadline
         {
-            if deadline.expired() {
-                break;
+            match deadline.remaining() {
+                // The polish's share of the time: a fiftieth of the whole, about.
+                Some(left)
+                    if left.as_secs_f64() * (POLISH_PART - 1) as f64
+                        <= started.elapsed().as_secs_f64() =>
+                {
+                    break;
+                }
+                None if deadline.expired() => break,
+                _ => {}
             }
             if size_by_pace
                 && tries == SIZE_AFTER
@@ -633,7 +648,7 @@ fn search(
                 stall = stall_for(late.len());
             }
         }
-        if options.iterations.is_some_and(|n| tries > n) {
+        if budget.is_some_and(|n| tries > n) {
             break;
         }
         let mv = random_move(&mut st, model, by_nb, &mut rng, &mut journal);
@@ -686,18 +701,75 @@ fn search(
             kicks += 1;
         }
     }
-    if unsaved {
-        best_assignment.clone_from(&st.current);
+    let tries = tries - 1;
+    if !unsaved {
+        restore(&mut st, &best_assignment);
     }
+    let polish_budget = options.iterations.map(|n| n - budget.unwrap_or(n));
+    let evaluations = polish(&mut st, model, polish_budget, options.deadline.as_deref());
+    let polished = best - st.total();
     LnsOutcome {
-        assignment: best_assignment.iter().map(|&m| m as usize).collect(),
-        cost: best,
+        assignment: st.current.iter().map(|&m| m as usize).collect(),
+        cost: st.total(),
         initial_cost,
         iterations,
-        tried: tries,
+        tried: tries + evaluations,
         kicks,
         thread: 0,
         history: late.len(),
+        polished,
+    }
+}
+
+/// First-improvement descent over every shift and every swap, from the state: processes on
+/// the costliest machines first, each shifted to the first machine that lowers the cost,
+/// then swapped with the first process after it that does; sweeps until one finds nothing,
+/// `budget` evaluations are spent or the deadline expires (checked every 256). The late
+/// acceptance samples such moves at random, and the improving ones among hundreds of
+/// thousands are rarely drawn: its best is left with some (on a2_2, 0.4% of the cost after
+/// 300 s). Returns the evaluations made.
+pub(super) fn polish(
+    st: &mut State<'_>,
+    model: &Model,
+    budget: Option<u64>,
+    deadline: Option<&dyn Deadline>,
+) -> u64 {
+    let (np, nm) = (model.processes.len(), model.machines.len());
+    let mut evaluations = 0u64;
+    let stop = |evaluations: &mut u64| {
+        *evaluations += 1;
+        budget.is_some_and(|n| *evaluations > n)
+            || (evaluations.is_multiple_of(256) && deadline.is_some_and(|d| d.expired()))
+    };
+    loop {
+        let mut order: Vec<usize> = (0..np).collect();
+        order.sort_by_cached_key(|&p| (std::cmp::Reverse(st.machine_cost(st.machine_of(p))), p));
+        let mut improved = false;
+        for (k, &p) in order.iter().enumerate() {
+            for t in 0..nm {
+                if stop(&mut evaluations) {
+                    return evaluations - 1;
+                }
+                if st.shift_delta(p, t).is_some_and(|d| d < 0) {
+                    st.shift(p, t);
+                    improved = true;
+                }
+            }
+            for &q in &order[k + 1..] {
+                if stop(&mut evaluations) {
+                    return evaluations - 1;
+                }
+                if st.swap_delta(p, q).is_some_and(|d| d < 0) {
+                    let (a, b) = (st.machine_of(p), st.machine_of(q));
+                    st.shift(p, b);
+                    st.shift(q, a);
+                    improved = true;
+                }
+            }
+        }
+        if !improved {
+            return evaluations;
+        }
     }
 }
 

@@ -158,7 +158,6 @@ impl<'a> State<'a> {
     }
 
     /// Machine `m`'s load and balance cost as kept for drawing.
-    #[cfg(test)]
     pub(super) fn machine_cost(&self, m: usize) -> i64 {
         self.machine_cost[m]
     }

@@ -1,6 +1,7 @@
 //! Tests: the committed challenge files load and their initial costs match the published
 //! ones; loader errors; the incremental state against the checker on random instances; the
-//! search's answers pass the checker.
+//! search's answers pass the checker; the two-machine repacking and the closing descent
+//! against brute force.
 
 use std::path::PathBuf;
 
@@ -149,6 +150,9 @@ fn the_search_improves_a1_1_deterministically_and_passes_the_checker() {
     assert!(verdict.feasible(), "{:?}", verdict.violations);
     assert_eq!(verdict.cost.unwrap().total, a.cost);
     assert_eq!(a.initial_cost, 49_528_750);
+    // The polish's evaluations count among the budget's tries.
+    assert!(a.tried <= 200_000, "{}", a.tried);
+    assert!(a.polished >= 0, "{}", a.polished);
     // Within 1% of the lower bound 44,306,390 after 200k moves.
     assert!(a.cost < 44_750_000, "{}", a.cost);
 }
@@ -445,8 +449,61 @@ proptest! {
     }
 }
 
+/// Random feasible shifts from the initial assignment, so move costs and transient usage count.
+fn wander<'m>(model: &'m Model, initial: &[usize], moves: &[(usize, usize, bool)]) -> State<'m> {
+    let nm = model.machines.len();
+    let mut st = State::new(model, initial);
+    for &(p, k, _) in moves.iter().take(20) {
+        let (from, to) = (st.machine_of(p), k % nm);
+        if to != from && st.fits(to, &[], &[p]) {
+            st.shift(p, to);
+            if !st.holds_after(p, from) {
+                st.shift(p, from);
+            }
+        }
+    }
+    st
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The closing descent against brute force: it ends where no shift and no swap the
+    /// checker accepts is cheaper, never above where it started, with the checker's cost; a
+    /// budget stops it after exactly that many evaluations of the same descent.
+    #[test]
+    fn the_polish_ends_where_no_shift_or_swap_is_cheaper((model, initial, moves) in instance(), budget in 0u64..200) {
+        let (np, nm) = (model.processes.len(), model.machines.len());
+        let mut st = wander(&model, &initial, &moves);
+        let before = st.total();
+        let evaluations = super::lns::polish(&mut st, &model, None, None);
+        let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
+        let verdict = check(&model, &initial, &now);
+        prop_assert!(verdict.feasible(), "{:?}", verdict.violations);
+        prop_assert_eq!(st.total(), verdict.cost.unwrap().total);
+        prop_assert!(st.total() <= before);
+        let cheaper = |candidate: &[usize]| {
+            let v = check(&model, &initial, candidate);
+            v.feasible() && v.cost.unwrap().total < st.total()
+        };
+        for p in 0..np {
+            for t in 0..nm {
+                let mut candidate = now.clone();
+                candidate[p] = t;
+                prop_assert!(!cheaper(&candidate), "shift {} to {}", p, t);
+            }
+            for q in 0..np {
+                if now[p] == now[q] || model.processes[p].service == model.processes[q].service {
+                    continue;
+                }
+                let mut candidate = now.clone();
+                candidate.swap(p, q);
+                prop_assert!(!cheaper(&candidate), "swap {} and {}", p, q);
+            }
+        }
+        let mut cut = wander(&model, &initial, &moves);
+        prop_assert_eq!(super::lns::polish(&mut cut, &model, Some(budget), None), evaluations.min(budget));
+    }
 
     /// Repacking two machines against brute force over every split of their processes: with
     /// the service move cost off (the one global term the split's bound leaves out) it finds
@@ -459,17 +516,7 @@ proptest! {
             model.weight_service_move = 0;
         }
         let nm = model.machines.len();
-        let mut st = State::new(&model, &initial);
-        // Wander off the initial assignment first so move costs and transient usage count.
-        for &(p, k, _) in moves.iter().take(20) {
-            let (from, to) = (st.machine_of(p), k % nm);
-            if to != from && st.fits(to, &[], &[p]) {
-                st.shift(p, to);
-                if !st.holds_after(p, from) {
-                    st.shift(p, from);
-                }
-            }
-        }
+        let mut st = wander(&model, &initial, &moves);
         let (a, b) = (moves[20].0 % nm, moves[21].1 % nm);
         prop_assume!(a != b);
         let free: Vec<usize> = st.on(a).iter().chain(st.on(b)).map(|&q| q as usize).collect();
