@@ -101,8 +101,16 @@ pub fn bench(args: &[String]) -> Result<()> {
     let out_dir = target.join("bench-roadef");
     std::fs::create_dir_all(&out_dir)?;
     println!(
-        "{:<6} {:>14} {:>14} {:>14} {:>8} {:>14} {:>8} {:>10}",
-        "inst", "initial", "berth", "winner S41", "gap", "lower bound", "gap LB", "moves"
+        "{:<6} {:>14} {:>14} {:>14} {:>8} {:>14} {:>8} {:>10} {:>10}",
+        "inst",
+        "initial",
+        "berth",
+        "winner S41",
+        "gap",
+        "lower bound",
+        "gap LB",
+        "moves",
+        "polished"
     );
     let mut failures = Vec::new();
     for instance in instances
@@ -151,7 +159,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             ));
         }
         println!(
-            "{:<6} {:>14} {:>14} {:>14} {:>8} {:>14} {:>8} {:>10}",
+            "{:<6} {:>14} {:>14} {:>14} {:>8} {:>14} {:>8} {:>10} {:>10}",
             instance,
             v["initial"].as_i64().unwrap_or(-1),
             cost,
@@ -160,6 +168,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             bound,
             gap(cost, bound),
             v["iterations"].as_u64().unwrap_or(0),
+            v["polished"].as_i64().unwrap_or(0),
         );
     }
     println!(

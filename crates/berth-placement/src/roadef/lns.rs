@@ -6,10 +6,12 @@
 //! its original machine, by a shift, a swap or an ejection there; more of them as the move
 //! costs' share of the objective grows); late-acceptance hill climbing, its history sized
 //! to the run's budget (a longer run settles later and lower); ruin-and-recreate kicks from
-//! the best assignment when the search stalls. Half the moves (and every ejection) start
-//! from a process on a machine drawn in proportion to its cost. Seeded, deterministic for a
-//! seed and an iteration budget; anytime under an injected deadline. Several such searches
-//! may run at once, one per thread, sharing nothing; the cheapest result wins.
+//! the best assignment when the search stalls; a closing descent over every shift and swap
+//! from the best (the polish) in the run's last fiftieth. Half the moves (and every
+//! ejection) start from a process on a machine drawn in proportion to its cost. Seeded,
+//! deterministic for a seed and an iteration budget; anytime under an injected deadline.
+//! Several such searches may run at once, one per thread, sharing nothing; the cheapest
+//! result wins.
 
 use std::sync::Arc;
 
@@ -26,9 +28,11 @@ use crate::error::PlacementError;
 pub struct LnsOptions {
     /// Random seed.
     pub seed: u64,
-    /// Stop after this many tried moves, feasible or not (deterministic budget), per search.
+    /// Stop after this many tried moves, feasible or not (deterministic budget), per search;
+    /// the last fiftieth of them are the closing descent's evaluations.
     pub iterations: Option<u64>,
-    /// Stop when it expires (checked every 256 moves).
+    /// Stop when it expires (checked every 256 moves); when it tells the time left, the last
+    /// fiftieth of the run is the closing descent's.
     pub deadline: Option<Arc<dyn Deadline>>,
     /// Late-acceptance history length; `None` sizes it to the run's budget (see
     /// [`history_for`]): the move budget when there is one, else the moves the deadline leaves
