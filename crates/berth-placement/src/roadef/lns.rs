@@ -709,7 +709,7 @@ fn search(
     if !unsaved {
         restore(&mut st, &best_assignment);
     }
-    let polish_budget = options.iterations.map(|n| n - budget.unwrap_or(n));
+    let polish_budget = options.iterations.map(|n| n / POLISH_PART);
     let evaluations = polish(&mut st, model, polish_budget, options.deadline.as_deref());
     let polished = best - st.total();
     LnsOutcome {
@@ -740,10 +740,9 @@ pub(super) fn polish(
 ) -> u64 {
     let (np, nm) = (model.processes.len(), model.machines.len());
     let mut evaluations = 0u64;
-    let stop = |evaluations: &mut u64| {
-        *evaluations += 1;
-        budget.is_some_and(|n| *evaluations > n)
-            || (evaluations.is_multiple_of(256) && deadline.is_some_and(|d| d.expired()))
+    let spent = |done: u64| {
+        budget.is_some_and(|n| done >= n)
+            || (done.is_multiple_of(256) && deadline.is_some_and(|d| d.expired()))
     };
     loop {
         let mut order: Vec<usize> = (0..np).collect();
@@ -751,18 +750,20 @@ pub(super) fn polish(
         let mut improved = false;
         for (k, &p) in order.iter().enumerate() {
             for t in 0..nm {
-                if stop(&mut evaluations) {
-                    return evaluations - 1;
+                if spent(evaluations) {
+                    return evaluations;
                 }
+                evaluations += 1;
                 if st.shift_delta(p, t).is_some_and(|d| d < 0) {
                     st.shift(p, t);
                     improved = true;
                 }
             }
             for &q in &order[k + 1..] {
-                if stop(&mut evaluations) {
-                    return evaluations - 1;
+                if spent(evaluations) {
+                    return evaluations;
                 }
+                evaluations += 1;
                 if st.swap_delta(p, q).is_some_and(|d| d < 0) {
                     let (a, b) = (st.machine_of(p), st.machine_of(q));
                     st.shift(p, b);
