@@ -1,8 +1,10 @@
 //! Runs the machine reassignment search on one ROADEF/EURO 2012 instance, writes the
 //! solution file, reads it back and checks it with the independent checker; prints one JSON
 //! line. `cargo xtask bench-roadef` drives it:
-//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N] [--history H] [--stall N]`
-//! (`--history` and `--stall` fix what the search otherwise sizes to the run).
+//! `cargo run --release -p berth-placement --example roadef -- MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N] [--history H] [--stall N] [--start SOLUTION]`
+//! (`--history` and `--stall` fix what the search otherwise sizes to the run; `--start` goes
+//! on from a solution file, an earlier run's `OUT` say, the move costs still counted from
+//! `ASSIGNMENT`).
 //! `--threads` (default: the cores available) runs that many searches at once, one per thread,
 //! and keeps the cheapest.
 
@@ -31,7 +33,7 @@ fn main() {
     let [model_path, assignment_path, out_path] = [0, 1, 2].map(|k| {
         args.get(k).cloned().unwrap_or_else(|| {
             eprintln!(
-                "usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N]"
+                "usage: roadef MODEL ASSIGNMENT OUT [--seconds S] [--seed N] [--iterations TRIES] [--threads N] [--history H] [--stall N] [--start SOLUTION]"
             );
             std::process::exit(2)
         })
@@ -53,11 +55,21 @@ fn main() {
     let initial = model
         .parse_assignment(&assignment_path, &read(&assignment_path))
         .unwrap_or_else(|e| fail(e));
+    let start = args.iter().position(|a| a == "--start").map(|k| {
+        let Some(path) = args.get(k + 1) else {
+            eprintln!("roadef: --start: expected a solution file, found nothing");
+            std::process::exit(2)
+        };
+        model
+            .parse_assignment(path, &read(path))
+            .unwrap_or_else(|e| fail(e))
+    });
     let options = LnsOptions {
         seed,
         history: flag("--history").map(|h| h as usize),
         stall: flag("--stall").map(|h| h as u64),
         iterations: flag("--iterations").map(|n| n as u64),
+        start,
         threads: flag("--threads").map_or_else(
             || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             |n| (n as usize).max(1),
@@ -77,6 +89,7 @@ fn main() {
     let verdict = check(&model, &initial, &written);
     let line = serde_json::json!({
         "initial": out.initial_cost,
+        "start": out.start_cost,
         "cost": out.cost,
         "checked_cost": verdict.cost.as_ref().map(|c| c.total),
         "feasible": verdict.feasible(),

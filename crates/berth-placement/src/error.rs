@@ -57,6 +57,15 @@ pub enum PlacementError {
         /// The first one.
         first: String,
     },
+    /// The assignment a machine reassignment search was asked to start from (an earlier
+    /// answer, say) breaks a hard constraint, or is not one machine per process.
+    #[error("the starting assignment is infeasible ({count} violations), first: {first}")]
+    RoadefStartInfeasible {
+        /// How many violations the checker found.
+        count: usize,
+        /// The first one.
+        first: String,
+    },
     /// A search thread of a machine reassignment portfolio panicked (a bug): the others'
     /// answer is withheld rather than passed off as the portfolio's.
     #[error(

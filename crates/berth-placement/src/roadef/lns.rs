@@ -41,6 +41,10 @@ pub struct LnsOptions {
     /// Ruin and recreate from the best assignment after this many feasible moves without a
     /// new best; `None` is 100 times the history.
     pub stall: Option<u64>,
+    /// Where the search starts: a feasible assignment (machine per process), an earlier run's
+    /// answer say, so a run can go on from where another stopped; `None` starts from the
+    /// initial assignment. The move costs count from the initial assignment either way.
+    pub start: Option<Vec<usize>>,
     /// Independent searches run at once, one per thread, each with its own seed (the first
     /// with `seed` itself, so it retraces the one-thread search); the cheapest result wins.
     pub threads: usize,
@@ -54,6 +58,7 @@ impl Default for LnsOptions {
             deadline: None,
             history: None,
             stall: None,
+            start: None,
             threads: 1,
         }
     }
@@ -68,6 +73,9 @@ pub struct LnsOutcome {
     pub cost: i64,
     /// The initial assignment's objective.
     pub initial_cost: i64,
+    /// The objective of the assignment the search started from ([`LnsOptions::start`]; the
+    /// initial one's without it).
+    pub start_cost: i64,
     /// Feasible moves evaluated (over every search).
     pub iterations: u64,
     /// Moves tried, feasible or not (over every search).
@@ -498,24 +506,36 @@ fn eject_onto(
     }
 }
 
-/// Improves `initial` (machine per process, which must be feasible) for `model`.
+/// Improves `initial` (machine per process, which must be feasible) for `model`, from
+/// `options.start` when given.
 ///
 /// # Errors
-/// [`PlacementError::RoadefInfeasible`] when the checker rejects `initial`.
+/// [`PlacementError::RoadefInfeasible`] when the checker rejects `initial`,
+/// [`PlacementError::RoadefStartInfeasible`] when it rejects the start.
 pub fn improve(
     model: &Model,
     initial: &[usize],
     options: &LnsOptions,
 ) -> Result<LnsOutcome, PlacementError> {
-    let verdict = check(model, initial, initial);
-    if !verdict.feasible() {
-        return Err(PlacementError::RoadefInfeasible {
-            count: verdict.violations.len(),
-            first: verdict
-                .violations
+    let first = |v: &super::check::Verdict| {
+        (
+            v.violations.len(),
+            v.violations
                 .first()
                 .map_or_else(String::new, ToString::to_string),
-        });
+        )
+    };
+    let verdict = check(model, initial, initial);
+    if !verdict.feasible() {
+        let (count, first) = first(&verdict);
+        return Err(PlacementError::RoadefInfeasible { count, first });
+    }
+    if let Some(start) = &options.start {
+        let verdict = check(model, initial, start);
+        if !verdict.feasible() {
+            let (count, first) = first(&verdict);
+            return Err(PlacementError::RoadefStartInfeasible { count, first });
+        }
     }
     let mut by_nb = vec![Vec::new(); model.neighborhoods];
     for (m, mach) in model.machines.iter().enumerate() {
@@ -606,8 +626,16 @@ fn search(
     let mut st = State::new(model, initial);
     let mut rng = Rng(seed ^ 0x5EED_0FB3_A7A7);
     let initial_cost = st.total();
-    let mut current = initial_cost;
-    let mut best = initial_cost;
+    if let Some(start) = &options.start {
+        let start: Vec<u32> = start
+            .iter()
+            .map(|&m| u32::try_from(m).unwrap_or(u32::MAX))
+            .collect();
+        restore(&mut st, &start);
+    }
+    let start_cost = st.total();
+    let mut current = start_cost;
+    let mut best = start_cost;
     let mut best_assignment: Vec<u32> = st.current.clone();
     // The current state is the best one and not yet saved in `best_assignment`.
     let mut unsaved = false;
@@ -716,6 +744,7 @@ fn search(
         assignment: st.current.iter().map(|&m| m as usize).collect(),
         cost: st.total(),
         initial_cost,
+        start_cost,
         iterations,
         tried: tries + evaluations,
         kicks,

@@ -158,6 +158,69 @@ fn the_search_improves_a1_1_deterministically_and_passes_the_checker() {
 }
 
 #[test]
+fn a_run_goes_on_from_an_earlier_answer_and_refuses_an_infeasible_start() {
+    let (model, initial) = load("a1_1");
+    let first = improve(
+        &model,
+        &initial,
+        &LnsOptions {
+            seed: 5,
+            iterations: Some(20_000),
+            ..LnsOptions::default()
+        },
+    )
+    .unwrap();
+    let options = LnsOptions {
+        seed: 6,
+        iterations: Some(20_000),
+        start: Some(first.assignment.clone()),
+        ..LnsOptions::default()
+    };
+    let then = improve(&model, &initial, &options).unwrap();
+    assert_eq!(then.start_cost, first.cost);
+    assert_eq!(then.initial_cost, first.initial_cost);
+    assert!(then.cost <= first.cost, "{} > {}", then.cost, first.cost);
+    let verdict = check(&model, &initial, &then.assignment);
+    assert_eq!(verdict.cost.unwrap().total, then.cost);
+
+    let refused = |start: Vec<usize>| {
+        let options = LnsOptions {
+            start: Some(start),
+            ..options.clone()
+        };
+        match improve(&model, &initial, &options) {
+            Err(e @ crate::PlacementError::RoadefStartInfeasible { .. }) => e.to_string(),
+            other => panic!("expected the start refused, got {other:?}"),
+        }
+    };
+    let short = refused(initial[1..].to_vec());
+    assert_eq!(
+        short,
+        "the starting assignment is infeasible (1 violations), first: expected 100 machine indexes, found 99"
+    );
+    // Both processes of a service on one machine.
+    let s = (0..model.processes.len())
+        .find_map(|p| {
+            (p + 1..model.processes.len())
+                .find(|&q| model.processes[q].service == model.processes[p].service)
+                .map(|q| (p, q))
+        })
+        .expect("a1_1 has a service of two processes");
+    let mut together = initial.clone();
+    together[s.1] = together[s.0];
+    let verdict = check(&model, &initial, &together);
+    assert!(!verdict.feasible());
+    assert_eq!(
+        refused(together),
+        format!(
+            "the starting assignment is infeasible ({} violations), first: {}",
+            verdict.violations.len(),
+            verdict.violations[0]
+        )
+    );
+}
+
+#[test]
 fn a_portfolio_returns_the_cheapest_of_its_searches_each_as_run_alone() {
     let (model, initial) = load("a1_4");
     let alone = |seed| {
@@ -467,6 +530,37 @@ fn wander<'m>(model: &'m Model, initial: &[usize], moves: &[(usize, usize, bool)
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A search started from a feasible assignment (a random wander) goes on from there: with
+    /// no budget it returns the start itself; with one, an answer the checker accepts, never
+    /// above the start, the move costs counted from the initial assignment.
+    #[test]
+    fn a_search_goes_on_from_its_start((model, initial, moves) in instance(), seed in 0u64..1000) {
+        let start: Vec<usize> = wander(&model, &initial, &moves)
+            .current
+            .iter()
+            .map(|&m| m as usize)
+            .collect();
+        let start_cost = cost(&model, &initial, &start).total;
+        let from = |iterations| LnsOptions {
+            seed,
+            iterations: Some(iterations),
+            history: Some(50),
+            start: Some(start.clone()),
+            ..LnsOptions::default()
+        };
+        let still = improve(&model, &initial, &from(0)).unwrap();
+        prop_assert_eq!(&still.assignment, &start);
+        prop_assert_eq!(still.cost, start_cost);
+        prop_assert_eq!(still.start_cost, start_cost);
+        prop_assert_eq!(still.initial_cost, cost(&model, &initial, &initial).total);
+        let out = improve(&model, &initial, &from(2_000)).unwrap();
+        let verdict = check(&model, &initial, &out.assignment);
+        prop_assert!(verdict.feasible(), "{:?}", verdict.violations);
+        prop_assert_eq!(verdict.cost.unwrap().total, out.cost);
+        prop_assert_eq!(out.start_cost, start_cost);
+        prop_assert!(out.cost <= start_cost);
+    }
 
     /// The closing descent against brute force: it ends where no shift and no swap the
     /// checker accepts is cheaper, never above where it started, with the checker's cost; a
