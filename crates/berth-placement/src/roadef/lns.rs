@@ -20,7 +20,7 @@ use berth_solver::Deadline;
 use super::check::check;
 use super::model::Model;
 use super::pair;
-use super::state::State;
+use super::state::{State, idx};
 use crate::error::PlacementError;
 
 /// How long and how to search.
@@ -627,10 +627,7 @@ fn search(
     let mut rng = Rng(seed ^ 0x5EED_0FB3_A7A7);
     let initial_cost = st.total();
     if let Some(start) = &options.start {
-        let start: Vec<u32> = start
-            .iter()
-            .map(|&m| u32::try_from(m).unwrap_or(u32::MAX))
-            .collect();
+        let start: Vec<u32> = start.iter().map(|&m| idx(m)).collect();
         restore(&mut st, &start);
     }
     let start_cost = st.total();

@@ -42,7 +42,8 @@ pub(super) struct State<'a> {
     fenwick: Vec<i64>,
 }
 
-fn idx(v: usize) -> u32 {
+/// A process or machine index as the state stores it.
+pub(super) fn idx(v: usize) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
