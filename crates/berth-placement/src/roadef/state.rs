@@ -9,6 +9,8 @@ use super::model::Model;
 pub(super) struct State<'a> {
     model: &'a Model,
     nr: usize,
+    /// Whether each resource is transient.
+    transient: Vec<bool>,
     nl: usize,
     nn: usize,
     pub(super) initial: Vec<u32>,
@@ -68,6 +70,7 @@ impl<'a> State<'a> {
         let mut st = State {
             model,
             nr,
+            transient: model.resources.iter().map(|r| r.transient).collect(),
             nl: model.locations,
             nn: model.neighborhoods,
             initial: init.clone(),
@@ -277,6 +280,36 @@ impl<'a> State<'a> {
         true
     }
 
+    /// [`State::fits`] for one process, `inn`, arriving and at most one, `out`, leaving: the
+    /// test every move evaluation starts with, on slices (0.6 of the search's time went to
+    /// the general one).
+    fn fits_move(&self, m: usize, out: Option<usize>, inn: usize) -> bool {
+        let nr = self.nr;
+        let procs = &self.model.processes;
+        let cap = &self.model.machines[m].capacity[..nr];
+        let usage = &self.usage[m * nr..(m + 1) * nr];
+        let gone = &self.gone[m * nr..(m + 1) * nr];
+        let transient = &self.transient[..nr];
+        let rin = &procs[inn].requirement[..nr];
+        let in_home = self.initial[inn] as usize == m;
+        let fits = |r: usize, u: i64, g: i64| u <= cap[r] && !(transient[r] && u + g > cap[r]);
+        match out {
+            None => (0..nr).all(|r| {
+                let g = gone[r] - if in_home { rin[r] } else { 0 };
+                fits(r, usage[r] + rin[r], g)
+            }),
+            Some(q) => {
+                let rout = &procs[q].requirement[..nr];
+                let out_home = self.initial[q] as usize == m;
+                (0..nr).all(|r| {
+                    let g = gone[r] - if in_home { rin[r] } else { 0 }
+                        + if out_home { rout[r] } else { 0 };
+                    fits(r, usage[r] + rin[r] - rout[r], g)
+                })
+            }
+        }
+    }
+
     /// After `p` moved from `from`: conflict, spread and dependency hold for what the move
     /// touched (capacity is `fits`'s job, before the move).
     pub(super) fn holds_after(&self, p: usize, from: usize) -> bool {
@@ -313,7 +346,9 @@ impl<'a> State<'a> {
     /// not touched. A machine only losing a process is not checked: the ejection leaves a
     /// machine above its capacity while it moves processes away from it.
     fn cost_after(&self, m: usize, out: Option<usize>, inn: Option<usize>) -> Option<i64> {
-        if inn.is_some() && !self.fits(m, out.as_slice(), inn.as_slice()) {
+        if let Some(p) = inn
+            && !self.fits_move(m, out, p)
+        {
             return None;
         }
         let model = self.model;
