@@ -500,10 +500,15 @@ proptest! {
         }
     }
 
-    /// The search's answer passes the checker and its cost is the checker's.
+    /// The search's answer passes the checker and its cost is the checker's, whether the run
+    /// ends within its reweighted first part (fewer than 256 tries) or after it.
     #[test]
-    fn search_answers_pass_the_checker((model, initial, _) in instance(), seed in 0u64..1000) {
-        let options = LnsOptions { seed, iterations: Some(2_000), history: Some(50), ..LnsOptions::default() };
+    fn search_answers_pass_the_checker(
+        (model, initial, _) in instance(),
+        seed in 0u64..1000,
+        iterations in prop_oneof![0u64..256, Just(2_000)],
+    ) {
+        let options = LnsOptions { seed, iterations: Some(iterations), history: Some(50), ..LnsOptions::default() };
         let out = improve(&model, &initial, &options).unwrap();
         let verdict = check(&model, &initial, &out.assignment);
         prop_assert!(verdict.feasible(), "{:?}", verdict.violations);
