@@ -858,14 +858,8 @@ fn search(
         if budget.is_some_and(|n| tries > n) {
             break;
         }
-        let mv = random_move(
-            &mut st,
-            weighted.unwrap_or(model),
-            by_nb,
-            &pool,
-            &mut rng,
-            &mut journal,
-        );
+        let weights = weighted.unwrap_or(model);
+        let mv = random_move(&mut st, weights, by_nb, &pool, &mut rng, &mut journal);
         let cost = match mv {
             Move::None => continue,
             Move::Applied if journal.is_empty() => continue,
@@ -906,14 +900,7 @@ fn search(
             restore(&mut st, &best_assignment);
             let burst = 2 + rng.below(model.processes.len().clamp(1, 50));
             for _ in 0..burst * 20 {
-                let mv = random_move(
-                    &mut st,
-                    weighted.unwrap_or(model),
-                    by_nb,
-                    &pool,
-                    &mut rng,
-                    &mut journal,
-                );
+                let mv = random_move(&mut st, weights, by_nb, &pool, &mut rng, &mut journal);
                 apply(&mut st, &mut journal, &mv);
             }
             current = st.total();
