@@ -726,15 +726,33 @@ fn room_first(model: &Model) -> Option<Model> {
         return None;
     }
     let mut weighted = model.clone();
-    for (res, _) in weighted
-        .resources
-        .iter_mut()
-        .zip(&room)
-        .filter(|(_, r)| **r)
-    {
-        res.weight_load_cost = res.weight_load_cost.saturating_mul(ROOM_WEIGHT);
+    for (res, &has) in weighted.resources.iter_mut().zip(&room) {
+        if has {
+            res.weight_load_cost = res.weight_load_cost.saturating_mul(ROOM_WEIGHT);
+        }
     }
     Some(weighted)
+}
+
+/// `st`'s assignment under the model's own weights, and the cheaper there of it and the
+/// start (`start_cost` is under those weights): the best a search has when it leaves the
+/// reweighted first part.
+fn own_weights<'m>(
+    model: &'m Model,
+    initial: &[usize],
+    st: &State<'_>,
+    start_cost: i64,
+    start: &[u32],
+) -> (State<'m>, i64, Vec<u32>) {
+    let mut own = State::new(model, initial);
+    restore(&mut own, &st.current);
+    let cost = own.total();
+    let best = if cost <= start_cost {
+        (cost, st.current.clone())
+    } else {
+        (start_cost, start.to_vec())
+    };
+    (own, best.0, best.1)
 }
 
 /// The seed of search `k` of a portfolio: `seed` itself for the first.
@@ -816,17 +834,11 @@ fn search(
             // The model's own weights from here on: the late acceptance goes on from where it
             // is, its history and best in their terms.
             weighted = None;
-            let at = st.current.clone();
-            st = State::new(model, initial);
-            restore(&mut st, &at);
+            (st, best, best_assignment) =
+                own_weights(model, initial, &st, start_cost, &start_assignment);
             current = st.total();
             late.fill(current);
             since_best = 0;
-            (best, best_assignment) = if current <= start_cost {
-                (current, at)
-            } else {
-                (start_cost, start_assignment.clone())
-            };
             unsaved = false;
         }
         if tries.is_multiple_of(256)
@@ -910,20 +922,13 @@ fn search(
         }
     }
     let tries = tries - 1;
+    if !unsaved {
+        restore(&mut st, &best_assignment);
+    }
     if weighted.is_some() {
         // Ended within the first part: its best, or the start if that costs less.
-        let at = if unsaved {
-            st.current.clone()
-        } else {
-            best_assignment.clone()
-        };
-        st = State::new(model, initial);
-        restore(&mut st, &at);
-        if st.total() > start_cost {
-            restore(&mut st, &start_assignment);
-        }
-        best = st.total();
-    } else if !unsaved {
+        (st, best, best_assignment) =
+            own_weights(model, initial, &st, start_cost, &start_assignment);
         restore(&mut st, &best_assignment);
     }
     let polish_budget = options.iterations.map(|n| n / POLISH_PART);
