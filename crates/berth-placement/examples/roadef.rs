@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use berth_placement::PlacementError;
 use berth_placement::roadef::{LnsOptions, Model, check, improve, render_solution};
 
 fn main() {
@@ -46,7 +47,7 @@ fn main() {
             std::process::exit(2)
         })
     };
-    let fail = |e: berth_placement::PlacementError| -> ! {
+    let fail = |e: PlacementError| -> ! {
         eprintln!("roadef: {e}");
         std::process::exit(1)
     };
@@ -55,11 +56,13 @@ fn main() {
     let initial = model
         .parse_assignment(&assignment_path, &read(&assignment_path))
         .unwrap_or_else(|e| fail(e));
-    let start = args.iter().position(|a| a == "--start").map(|k| {
-        let Some(path) = args.get(k + 1) else {
+    let start_path = args.iter().position(|a| a == "--start").map(|k| {
+        args.get(k + 1).unwrap_or_else(|| {
             eprintln!("roadef: --start: expected a solution file, found nothing");
             std::process::exit(2)
-        };
+        })
+    });
+    let start = start_path.map(|path| {
         model
             .parse_assignment(path, &read(path))
             .unwrap_or_else(|e| fail(e))
@@ -76,7 +79,21 @@ fn main() {
         ),
         deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
     };
-    let out = improve(&model, &initial, &options).unwrap_or_else(|e| fail(e));
+    let out = improve(&model, &initial, &options).unwrap_or_else(|e| {
+        // The search knows the assignments only; the files they came from are named here.
+        let file = match &e {
+            PlacementError::RoadefInfeasible { .. } => Some(&assignment_path),
+            PlacementError::RoadefStartInfeasible { .. } => start_path,
+            _ => None,
+        };
+        match file {
+            Some(file) => {
+                eprintln!("roadef: {file}: {e}");
+                std::process::exit(1)
+            }
+            None => fail(e),
+        }
+    });
     let elapsed = started.elapsed().as_secs_f64();
     std::fs::write(&out_path, render_solution(&out.assignment)).unwrap_or_else(|e| {
         eprintln!("roadef: cannot write {out_path}: {e}");
