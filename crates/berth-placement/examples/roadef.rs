@@ -47,10 +47,15 @@ fn main() {
             std::process::exit(2)
         })
     };
-    let fail = |e: PlacementError| -> ! {
-        eprintln!("roadef: {e}");
+    // The search knows assignments only; the files an infeasible one came from are named here.
+    let fail_in = |file: Option<&str>, e: PlacementError| -> ! {
+        match file {
+            Some(file) => eprintln!("roadef: {file}: {e}"),
+            None => eprintln!("roadef: {e}"),
+        }
         std::process::exit(1)
     };
+    let fail = |e: PlacementError| -> ! { fail_in(None, e) };
     let started = Instant::now();
     let model = Model::parse(&model_path, &read(&model_path)).unwrap_or_else(|e| fail(e));
     let initial = model
@@ -80,19 +85,12 @@ fn main() {
         deadline: Some(Arc::new(started + Duration::from_secs_f64(seconds))),
     };
     let out = improve(&model, &initial, &options).unwrap_or_else(|e| {
-        // The search knows the assignments only; the files they came from are named here.
         let file = match &e {
-            PlacementError::RoadefInfeasible { .. } => Some(&assignment_path),
-            PlacementError::RoadefStartInfeasible { .. } => start_path,
+            PlacementError::RoadefInfeasible { .. } => Some(assignment_path.as_str()),
+            PlacementError::RoadefStartInfeasible { .. } => start_path.map(String::as_str),
             _ => None,
         };
-        match file {
-            Some(file) => {
-                eprintln!("roadef: {file}: {e}");
-                std::process::exit(1)
-            }
-            None => fail(e),
-        }
+        fail_in(file, e)
     });
     let elapsed = started.elapsed().as_secs_f64();
     std::fs::write(&out_path, render_solution(&out.assignment)).unwrap_or_else(|e| {

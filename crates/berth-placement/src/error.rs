@@ -50,7 +50,7 @@ pub enum PlacementError {
         message: String,
     },
     /// The starting assignment of a machine reassignment search breaks a hard constraint.
-    #[error("the initial assignment is infeasible ({count} violations), first: {first}")]
+    #[error("the initial assignment is infeasible ({}), first: {first}", violations(*count))]
     RoadefInfeasible {
         /// How many violations the checker found.
         count: usize,
@@ -59,7 +59,7 @@ pub enum PlacementError {
     },
     /// The assignment a machine reassignment search was asked to start from (an earlier
     /// answer, say) breaks a hard constraint, or is not one machine per process.
-    #[error("the starting assignment is infeasible ({count} violations), first: {first}")]
+    #[error("the starting assignment is infeasible ({}), first: {first}", violations(*count))]
     RoadefStartInfeasible {
         /// How many violations the checker found.
         count: usize,
@@ -86,4 +86,12 @@ fn join<T: fmt::Display>(items: &[T]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+fn violations(count: usize) -> String {
+    if count == 1 {
+        "1 violation".to_owned()
+    } else {
+        format!("{count} violations")
+    }
 }

@@ -196,7 +196,7 @@ fn a_run_goes_on_from_an_earlier_answer_and_refuses_an_infeasible_start() {
     let short = refused(initial[1..].to_vec());
     assert_eq!(
         short,
-        "the starting assignment is infeasible (1 violations), first: expected 100 machine indexes, found 99"
+        "the starting assignment is infeasible (1 violation), first: expected 100 machine indexes, found 99"
     );
     // Both processes of a service on one machine.
     let s = (0..model.processes.len())
