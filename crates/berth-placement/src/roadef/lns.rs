@@ -416,19 +416,15 @@ fn repack(
 /// proportion to the load cost such pairs could remove (its weight times the smaller of the
 /// total excess and the total room), each machine in proportion to its excess or its room.
 fn levelling_pair(st: &State<'_>, model: &Model, rng: &mut Rng) -> Option<[usize; 2]> {
-    let (nm, nr) = (model.machines.len(), model.resources.len());
-    let mut totals = vec![(0i64, 0i64); nr];
-    for m in 0..nm {
-        for (r, t) in totals.iter_mut().enumerate() {
-            let (excess, room) = st.excess_and_room(m, r);
-            t.0 += excess;
-            t.1 += room;
-        }
-    }
-    let removable: Vec<i64> = totals
+    let nm = model.machines.len();
+    let removable: Vec<i64> = model
+        .resources
         .iter()
-        .zip(&model.resources)
-        .map(|(&(excess, room), res)| res.weight_load_cost.saturating_mul(excess.min(room)))
+        .enumerate()
+        .map(|(r, res)| {
+            let (excess, room) = st.excess_and_room_total(r);
+            res.weight_load_cost.saturating_mul(excess.min(room))
+        })
         .collect();
     let r = draw(rng, &removable)?;
     let side = |rng: &mut Rng, room: bool| {

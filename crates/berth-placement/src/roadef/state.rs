@@ -30,6 +30,9 @@ pub(super) struct State<'a> {
     histogram: Vec<u32>,
     service_max: usize,
     load: Vec<i64>,
+    /// Per resource, the room summed over machines ([`State::excess_and_room`]): kept here
+    /// because the levelling pairs read every resource's total at each draw.
+    room: Vec<i64>,
     balance: Vec<i64>,
     process_move: i64,
     machine_move: i64,
@@ -84,6 +87,7 @@ impl<'a> State<'a> {
             histogram,
             service_max: 0,
             load: vec![0; nr],
+            room: vec![0; nr],
             balance: vec![0; model.balances.len()],
             process_move: 0,
             machine_move: 0,
@@ -112,6 +116,7 @@ impl<'a> State<'a> {
         for m in 0..nm {
             for r in 0..nr {
                 st.load[r] += st.over(m, r);
+                st.room[r] += st.excess_and_room(m, r).1;
             }
             for b in 0..model.balances.len() {
                 st.balance[b] += st.balance_of(m, b);
@@ -232,6 +237,12 @@ impl<'a> State<'a> {
         let room =
             (mach.safety_capacity[r] - u).min(mach.capacity[r] - u - self.gone[m * self.nr + r]);
         ((u - mach.safety_capacity[r]).max(0), room.max(0))
+    }
+
+    /// Resource `r`'s usage above the safety capacities and room below them, each summed over
+    /// the machines ([`State::excess_and_room`]).
+    pub(super) fn excess_and_room_total(&self, r: usize) -> (i64, i64) {
+        (self.load[r], self.room[r])
     }
 
     /// Usage of resource `r` on machine `m`.
@@ -525,6 +536,7 @@ impl<'a> State<'a> {
         let o = self.initial[p] as usize;
         for r in 0..nr {
             self.load[r] -= self.over(from, r) + self.over(to, r);
+            self.room[r] -= self.excess_and_room(from, r).1 + self.excess_and_room(to, r).1;
         }
         for b in 0..model.balances.len() {
             self.balance[b] -= self.balance_of(from, b) + self.balance_of(to, b);
@@ -544,6 +556,7 @@ impl<'a> State<'a> {
         }
         for r in 0..nr {
             self.load[r] += self.over(from, r) + self.over(to, r);
+            self.room[r] += self.excess_and_room(from, r).1 + self.excess_and_room(to, r).1;
         }
         for b in 0..model.balances.len() {
             self.balance[b] += self.balance_of(from, b) + self.balance_of(to, b);

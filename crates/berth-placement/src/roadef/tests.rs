@@ -436,7 +436,8 @@ proptest! {
     /// Random shifts and swaps: the state accepts exactly the moves the checker accepts, and
     /// its objective always equals the checker's recomputation; the cost change predicted
     /// before each move (`shift_delta`, `swap_delta`) is `None` exactly for the moves the
-    /// checker refuses and otherwise the change the checker's costs show.
+    /// checker refuses and otherwise the change the checker's costs show; the per-resource
+    /// totals of excess and room it keeps equal their sums over the machines.
     #[test]
     fn incremental_state_agrees_with_the_checker((model, initial, moves) in instance()) {
         let nm = model.machines.len();
@@ -497,6 +498,13 @@ proptest! {
             let now: Vec<usize> = st.current.iter().map(|&m| m as usize).collect();
             prop_assert_eq!(st.total(), cost(&model, &initial, &now).total);
             machine_draws_follow_the_costs(&model, &st, &now)?;
+            for r in 0..model.resources.len() {
+                let summed = (0..nm).fold((0, 0), |(e, o), m| {
+                    let (excess, room) = st.excess_and_room(m, r);
+                    (e + excess, o + room)
+                });
+                prop_assert_eq!(st.excess_and_room_total(r), summed, "resource {}", r);
+            }
         }
     }
 
