@@ -134,10 +134,10 @@ const HOME_SHARE: [usize; 2] = [8, 88];
 /// The least share when some resource is transient: a process that moved keeps its transient
 /// usage on its original machine, and on tight instances (a2_2: 40 of 100 machines at 99% of
 /// a transient capacity, two fifths of the safety capacity left free there unusable) the
-/// search traps itself in its own moves unless they are undone often. With the pool of big
-/// processes 64 beat 40 (80 M tries, seeds 1–3: a2_2 1.6% lower on the mean, every seed lower;
-/// a2_3 level); 8, 16, 96 and 128 lost on a2_2.
-const HOME_SHARE_TRANSIENT: usize = 64;
+/// search traps itself in its own moves unless they are undone often. 64 beat 40 at 80 M
+/// tries (a2_2, seeds 1–3) but not at 24 M or at 140 M (a 300 s search's tries), so 40 stays;
+/// 8, 16, 96 and 128 lost on a2_2.
+const HOME_SHARE_TRANSIENT: usize = 40;
 
 fn home_share(st: &State<'_>, model: &Model) -> usize {
     let least = if model.resources.iter().any(|r| r.transient) {
