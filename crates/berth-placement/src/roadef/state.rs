@@ -115,8 +115,9 @@ impl<'a> State<'a> {
         }
         for m in 0..nm {
             for r in 0..nr {
-                st.load[r] += st.over(m, r);
-                st.room[r] += st.excess_and_room(m, r).1;
+                let (excess, room) = st.excess_and_room(m, r);
+                st.load[r] += excess;
+                st.room[r] += room;
             }
             for b in 0..model.balances.len() {
                 st.balance[b] += st.balance_of(m, b);
@@ -535,8 +536,9 @@ impl<'a> State<'a> {
         let proc = &model.processes[p];
         let o = self.initial[p] as usize;
         for r in 0..nr {
-            self.load[r] -= self.over(from, r) + self.over(to, r);
-            self.room[r] -= self.excess_and_room(from, r).1 + self.excess_and_room(to, r).1;
+            let ((ef, rf), (et, rt)) = (self.excess_and_room(from, r), self.excess_and_room(to, r));
+            self.load[r] -= ef + et;
+            self.room[r] -= rf + rt;
         }
         for b in 0..model.balances.len() {
             self.balance[b] -= self.balance_of(from, b) + self.balance_of(to, b);
@@ -555,8 +557,9 @@ impl<'a> State<'a> {
             }
         }
         for r in 0..nr {
-            self.load[r] += self.over(from, r) + self.over(to, r);
-            self.room[r] += self.excess_and_room(from, r).1 + self.excess_and_room(to, r).1;
+            let ((ef, rf), (et, rt)) = (self.excess_and_room(from, r), self.excess_and_room(to, r));
+            self.load[r] += ef + et;
+            self.room[r] += rf + rt;
         }
         for b in 0..model.balances.len() {
             self.balance[b] += self.balance_of(from, b) + self.balance_of(to, b);
