@@ -237,7 +237,7 @@ impl<'a> State<'a> {
         let u = self.usage[m * self.nr + r];
         let room =
             (mach.safety_capacity[r] - u).min(mach.capacity[r] - u - self.gone[m * self.nr + r]);
-        ((u - mach.safety_capacity[r]).max(0), room.max(0))
+        (self.over_at(m, r, u), room.max(0))
     }
 
     /// Resource `r`'s usage above the safety capacities and room below them, each summed over
