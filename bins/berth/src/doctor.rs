@@ -94,7 +94,8 @@ pub fn run(args: &Args) -> Result<Done> {
     ))
 }
 
-/// Every check, in order; later checks are skipped when the config does not load.
+/// Every check, in order: every config problem on its own line; later checks are skipped
+/// when the config does not load.
 pub fn diagnose(
     file: Option<&Path>,
     url: Option<&str>,
@@ -104,7 +105,11 @@ pub fn diagnose(
     let mut out = Vec::new();
     let name = file.map_or("defaults".to_owned(), |p| p.display().to_string());
     match Config::load(file, env) {
-        Err(e) => out.push(check("config", Status::Fail, e.to_string()).fix(config_fix(&e))),
+        Err(e) => out.extend(
+            e.problems()
+                .iter()
+                .map(|p| check("config", Status::Fail, p.to_string()).fix(config_fix(p))),
+        ),
         Ok(cfg) => {
             out.push(check(
                 "config",
@@ -202,7 +207,7 @@ fn database(cfg: &Config, timeout: Duration) -> Check {
     let url = cfg.database_url.as_str();
     let scheme = url.split(':').next().unwrap_or_default();
     match scheme {
-        "sqlite" => sqlite(url),
+        "sqlite" => sqlite(cfg),
         "postgres" | "postgresql" => postgres(cfg, timeout),
         other => check(
             "database",
@@ -213,18 +218,16 @@ fn database(cfg: &Config, timeout: Duration) -> Check {
     }
 }
 
-fn sqlite(url: &str) -> Check {
-    let rest = url.trim_start_matches("sqlite:");
-    let rest = rest.split('?').next().unwrap_or_default();
-    if rest == ":memory:" || rest.is_empty() {
+fn sqlite(cfg: &Config) -> Check {
+    let Some(path) = cfg.sqlite_file() else {
         return check(
             "database",
             Status::Warn,
             "SQLite in memory: nothing survives a restart",
         )
         .fix("set database_url = \"sqlite://PATH\" to keep reservations");
-    }
-    let path = Path::new(rest.strip_prefix("//").unwrap_or(rest));
+    };
+    let path = path.as_path();
     if path.exists() {
         if !path.is_file() {
             return check(
@@ -260,8 +263,16 @@ fn sqlite(url: &str) -> Check {
             ),
         };
     }
-    // berthd creates the file and its missing parents: the nearest existing directory must
-    // take a new file.
+    // berthd creates the file, and its missing directories where allowed: the nearest
+    // existing directory must take a new file.
+    let created = match cfg.missing_sqlite_dir() {
+        Ok(created) => created,
+        Err(e) => {
+            return check("database", Status::Fail, e.to_string()).fix(
+                "create the directory for the berthd user, correct database_url, or set [store] create_dirs = true",
+            );
+        }
+    };
     let mut dir = path.parent().unwrap_or(Path::new("."));
     if dir.as_os_str().is_empty() {
         dir = Path::new(".");
@@ -283,15 +294,20 @@ fn sqlite(url: &str) -> Check {
     {
         Ok(_) => {
             let _ = std::fs::remove_file(&probe);
-            check(
-                "database",
-                Status::Ok,
-                format!(
+            let detail = match &created {
+                Some(new) => format!(
+                    "SQLite {} will be created, and its directory {} (directory {} is writable)",
+                    path.display(),
+                    new.display(),
+                    dir.display()
+                ),
+                None => format!(
                     "SQLite {} will be created (directory {} is writable)",
                     path.display(),
                     dir.display()
                 ),
-            )
+            };
+            check("database", Status::Ok, detail)
         }
         Err(e) => check(
             "database",

@@ -199,7 +199,13 @@ pub async fn serve(
         .install_recorder()
         .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
         .ok();
+    // A missing SQLite directory is created only where allowed, and said.
+    let new_dir = cfg.missing_sqlite_dir()?;
+    if let Some(dir) = &new_dir {
+        tracing::info!(dir = %dir.display(), "creating the SQLite database's directory");
+    }
     let store_options = berth_store::StoreOptions {
+        create_dirs: new_dir.is_some(),
         pg_schema: cfg.pg_schema.clone(),
         pg_isolation: match cfg.cluster.isolation {
             config::Isolation::ReadCommitted => berth_store::Isolation::ReadCommitted,

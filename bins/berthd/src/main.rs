@@ -35,7 +35,9 @@ fn main() -> ExitCode {
     let mut cfg = match Config::load(args.config.as_deref(), |k| std::env::var(k).ok()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("berthd: {e:#}");
+            for p in e.problems() {
+                eprintln!("berthd: {p}");
+            }
             return ExitCode::from(2);
         }
     };

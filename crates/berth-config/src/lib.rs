@@ -57,6 +57,41 @@ pub enum ConfigError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// More than one problem: each one, the file's in document order, then the environment's
+    /// and the checks across fields.
+    #[error("{} problems in the config: {}", problems.len(), join(problems))]
+    Several {
+        /// Every problem, none of them `Several`.
+        problems: Vec<ConfigError>,
+    },
+}
+
+impl ConfigError {
+    /// Every problem this error stands for: itself, or each of `Several`.
+    #[must_use]
+    pub fn problems(&self) -> &[ConfigError] {
+        match self {
+            ConfigError::Several { problems } => problems,
+            one => std::slice::from_ref(one),
+        }
+    }
+
+    /// One error for a list of problems (`None` when there are none).
+    fn from_problems(mut problems: Vec<ConfigError>) -> Option<ConfigError> {
+        match problems.len() {
+            0 => None,
+            1 => problems.pop(),
+            _ => Some(ConfigError::Several { problems }),
+        }
+    }
+}
+
+fn join(problems: &[ConfigError]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn at(field: &str, line: usize, column: usize) -> String {
@@ -78,6 +113,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// `sqlite://PATH` or `postgres://...`.
     pub database_url: String,
+    /// The embedded database's files.
+    pub store: Store,
     /// PostgreSQL schema holding the tables (created if missing); the default search path
     /// when absent. Lowercase letters, digits and `_`.
     pub pg_schema: Option<String>,
@@ -111,6 +148,20 @@ pub struct Config {
     /// Several daemons on one database: the calendar's lease, forwarding, failover.
     pub cluster: Cluster,
 }
+
+/// Settings of the embedded (SQLite) store.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Store {
+    /// Create the SQLite file's missing directories. Off: a missing directory is refused
+    /// (a mistyped path would otherwise start an empty calendar elsewhere), except the
+    /// default data directory ([`DEFAULT_DATA_DIR`]).
+    pub create_dirs: bool,
+}
+
+/// The directory the default `database_url` keeps the SQLite file in, relative to the
+/// working directory; berthd creates it when missing.
+pub const DEFAULT_DATA_DIR: &str = "./berth-data";
 
 /// Listener settings.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -330,7 +381,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8091)),
-            database_url: "sqlite://./berth-data/berth.db".into(),
+            database_url: format!("sqlite://{DEFAULT_DATA_DIR}/berth.db"),
+            store: Store::default(),
             pg_schema: None,
             server: Server::default(),
             notify: Notify::default(),
@@ -351,46 +403,41 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Defaults, then `file` (TOML), then the environment `env` gives.
+    /// Defaults, then `file` (TOML), then the environment `env` gives, then the checks across
+    /// fields. Every problem is reported, not only the first ([`ConfigError::problems`]).
     pub fn load(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Config> {
+        let mut problems = Vec::new();
         let mut c = match file {
-            Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
-                    path: p.to_path_buf(),
-                    source,
-                })?;
-                Config::parse(p, &text)?
-            }
+            Some(p) => match std::fs::read_to_string(p) {
+                Ok(text) => {
+                    let (c, mut found) = Config::parse_all(p, &text);
+                    problems.append(&mut found);
+                    c
+                }
+                Err(source) => {
+                    return Err(ConfigError::Read {
+                        path: p.to_path_buf(),
+                        source,
+                    });
+                }
+            },
             None => Config::default(),
         };
-        let num = |var: &'static str, v: String| -> Result<u64> {
-            v.parse().map_err(|_| ConfigError::Env {
-                var,
-                value: v,
-                expected: "is not a number",
-            })
+        let mut e = Env {
+            get: &env,
+            problems: &mut problems,
         };
-        let size = |var: &'static str, v: String| -> Result<usize> {
-            num(var, v).and_then(|n| {
-                usize::try_from(n).map_err(|_| ConfigError::Env {
-                    var,
-                    value: n.to_string(),
-                    expected: "is too large",
-                })
-            })
-        };
-        if let Some(v) = env("BERTH_LISTEN") {
-            c.listen = v.parse().map_err(|_| ConfigError::Env {
-                var: "BERTH_LISTEN",
-                value: v,
-                expected: "is not an address like 127.0.0.1:8091",
-            })?;
+        if let Some(v) = e.value("BERTH_LISTEN", "is not an address like 127.0.0.1:8091") {
+            c.listen = v;
         }
         if let Some(v) = env("BERTH_DATABASE_URL") {
             c.database_url = v;
         }
         if let Some(v) = env("BERTH_PG_SCHEMA") {
             c.pg_schema = Some(v);
+        }
+        if let Some(v) = env("BERTH_STORE_CREATE_DIRS") {
+            c.store.create_dirs = flag(&v);
         }
         if let Some(v) = env("BERTH_TLS_CERT") {
             c.server.tls_cert = Some(PathBuf::from(v));
@@ -402,10 +449,10 @@ impl Config {
             c.notify.ca_file = Some(PathBuf::from(v));
         }
         if let Some(v) = env("BERTH_NOTIFY_ALLOW_PRIVATE") {
-            c.notify.allow_private_callbacks = matches!(v.as_str(), "1" | "true" | "yes");
+            c.notify.allow_private_callbacks = flag(&v);
         }
         if let Some(v) = env("BERTH_NOTIFY_REQUIRE_HTTPS") {
-            c.notify.require_https = matches!(v.as_str(), "1" | "true" | "yes");
+            c.notify.require_https = flag(&v);
         }
         if let Some(v) = env("BERTH_INVENTORY") {
             c.inventory = Some(PathBuf::from(v));
@@ -417,91 +464,76 @@ impl Config {
             c.credential_key = Some(v);
         }
         if let Some(v) = env("BERTH_AUTH_DISABLED") {
-            c.auth.disabled = matches!(v.as_str(), "1" | "true" | "yes");
+            c.auth.disabled = flag(&v);
         }
+        let list = |v: String| -> Vec<String> {
+            v.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
         if let Some(v) = env("BERTH_TOKENS") {
-            c.auth.tokens.extend(
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_owned),
-            );
+            c.auth.tokens.extend(list(v));
         }
         if let Some(v) = env("BERTH_READ_TOKENS") {
-            c.auth.read_tokens.extend(
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_owned),
-            );
+            c.auth.read_tokens.extend(list(v));
         }
         for (var, read_only) in [("BERTH_BASIC_AUTH", false), ("BERTH_READ_BASIC_AUTH", true)] {
             let Some(v) = env(var) else { continue };
             for pair in v.split(',').filter(|p| !p.is_empty()) {
-                let Some((user, password)) = pair.split_once(':') else {
-                    return Err(ConfigError::Env {
-                        var,
-                        value: "(hidden)".into(),
-                        expected: "is not user:password[,user:password]",
-                    });
-                };
-                c.auth.basic.push(BasicUser {
-                    user: user.into(),
-                    password: password.into(),
-                    read_only,
-                });
+                match pair.split_once(':') {
+                    Some((user, password)) => c.auth.basic.push(BasicUser {
+                        user: user.into(),
+                        password: password.into(),
+                        read_only,
+                    }),
+                    None => {
+                        e.problems.push(ConfigError::Env {
+                            var,
+                            value: "(hidden)".into(),
+                            expected: "is not user:password[,user:password]",
+                        });
+                        break;
+                    }
+                }
             }
         }
-        if let Some(v) = env("BERTH_PLAN_WORKERS") {
-            c.plans.workers = size("BERTH_PLAN_WORKERS", v)?;
+        if let Some(v) = e.size("BERTH_PLAN_WORKERS") {
+            c.plans.workers = v;
         }
-        if let Some(v) = env("BERTH_PLAN_THREADS") {
-            c.plans.threads = size("BERTH_PLAN_THREADS", v)?;
+        if let Some(v) = e.size("BERTH_PLAN_THREADS") {
+            c.plans.threads = v;
         }
-        if let Some(v) = env("BERTH_PLAN_CLAIM_SECS") {
-            c.plans.claim_secs = num("BERTH_PLAN_CLAIM_SECS", v)?;
+        if let Some(v) = e.number("BERTH_PLAN_CLAIM_SECS") {
+            c.plans.claim_secs = v;
         }
         if let Some(v) = env("BERTH_PLAN_NODE") {
             c.plans.node = Some(v);
         }
-        if let Some(v) = env("BERTH_MAX_IN_FLIGHT") {
-            c.limits.max_in_flight = size("BERTH_MAX_IN_FLIGHT", v)?;
+        if let Some(v) = e.size("BERTH_MAX_IN_FLIGHT") {
+            c.limits.max_in_flight = v;
         }
-        if let Some(v) = env("BERTH_MAX_CONNECTIONS") {
-            c.limits.max_connections = size("BERTH_MAX_CONNECTIONS", v)?;
+        if let Some(v) = e.size("BERTH_MAX_CONNECTIONS") {
+            c.limits.max_connections = v;
         }
-        if let Some(v) = env("BERTH_HEADER_TIMEOUT_SECS") {
-            c.limits.header_timeout_secs = num("BERTH_HEADER_TIMEOUT_SECS", v)?;
+        if let Some(v) = e.number("BERTH_HEADER_TIMEOUT_SECS") {
+            c.limits.header_timeout_secs = v;
         }
-        if let Some(v) = env("BERTH_REQUEST_TIMEOUT_SECS") {
-            c.limits.request_timeout_secs = num("BERTH_REQUEST_TIMEOUT_SECS", v)?;
+        if let Some(v) = e.number("BERTH_REQUEST_TIMEOUT_SECS") {
+            c.limits.request_timeout_secs = v;
         }
-        if let Some(v) = env("BERTH_MAX_BATCH") {
-            c.journal.max_batch = size("BERTH_MAX_BATCH", v)?;
+        if let Some(v) = e.size("BERTH_MAX_BATCH") {
+            c.journal.max_batch = v;
         }
-        if let Some(v) = env("BERTH_SNAPSHOT_EVERY") {
-            c.journal.snapshot_every = num("BERTH_SNAPSHOT_EVERY", v)?;
+        if let Some(v) = e.number("BERTH_SNAPSHOT_EVERY") {
+            c.journal.snapshot_every = v;
         }
         if let Some(v) = env("BERTH_LOG") {
             c.log.filter = v;
         }
-        if c.plans.threads > MAX_PLAN_THREADS {
-            return Err(ConfigError::Invalid {
-                field: "plans.threads",
-                message: format!(
-                    "[plans] threads is {}; expected at most {MAX_PLAN_THREADS} (0: one per core)",
-                    c.plans.threads
-                ),
-            });
-        }
-        if c.plans.claim_secs == 0 {
-            return Err(ConfigError::Invalid {
-                field: "plans.claim_secs",
-                message: "[plans] claim_secs is 0; expected at least 1 second".into(),
-            });
-        }
         if let Some(v) = env("BERTH_CLUSTER") {
-            c.cluster.enabled = matches!(v.as_str(), "1" | "true" | "yes");
+            c.cluster.enabled = flag(&v);
         }
         if let Some(v) = env("BERTH_NODE_ID") {
             c.cluster.node_id = Some(v);
@@ -509,66 +541,104 @@ impl Config {
         if let Some(v) = env("BERTH_ADVERTISE_URL") {
             c.cluster.advertise_url = Some(v);
         }
-        if let Some(v) = env("BERTH_LEASE_SECS") {
-            c.cluster.lease_secs = num("BERTH_LEASE_SECS", v)?;
+        if let Some(v) = e.number("BERTH_LEASE_SECS") {
+            c.cluster.lease_secs = v;
         }
         if let Some(v) = env("BERTH_PG_ISOLATION") {
-            c.cluster.isolation = match v.as_str() {
-                "read-committed" => Isolation::ReadCommitted,
-                "serializable" => Isolation::Serializable,
-                _ => {
-                    return Err(ConfigError::Env {
-                        var: "BERTH_PG_ISOLATION",
-                        value: v,
-                        expected: "is not one of read-committed, serializable",
-                    });
-                }
-            };
+            match v.as_str() {
+                "read-committed" => c.cluster.isolation = Isolation::ReadCommitted,
+                "serializable" => c.cluster.isolation = Isolation::Serializable,
+                _ => e.problems.push(ConfigError::Env {
+                    var: "BERTH_PG_ISOLATION",
+                    value: v,
+                    expected: "is not one of read-committed, serializable",
+                }),
+            }
         }
         if let Some(v) = env("BERTH_CLUSTER_PARTITION_KEY") {
-            c.cluster.partition_key = match v.as_str() {
-                "none" => PartitionKey::None,
-                "zone" => PartitionKey::Zone,
-                "provider" => PartitionKey::Provider,
-                "pool" => PartitionKey::Pool,
-                _ => {
-                    return Err(ConfigError::Env {
-                        var: "BERTH_CLUSTER_PARTITION_KEY",
-                        value: v,
-                        expected: "is not one of zone, provider, pool, none",
-                    });
-                }
-            };
+            match v.as_str() {
+                "none" => c.cluster.partition_key = PartitionKey::None,
+                "zone" => c.cluster.partition_key = PartitionKey::Zone,
+                "provider" => c.cluster.partition_key = PartitionKey::Provider,
+                "pool" => c.cluster.partition_key = PartitionKey::Pool,
+                _ => e.problems.push(ConfigError::Env {
+                    var: "BERTH_CLUSTER_PARTITION_KEY",
+                    value: v,
+                    expected: "is not one of zone, provider, pool, none",
+                }),
+            }
         }
-        if c.cluster.enabled && c.cluster.advertise_url.is_none() && c.listen.ip().is_unspecified()
-        {
-            return Err(ConfigError::Invalid {
-                field: "cluster.advertise_url",
-                message: format!(
-                    "[cluster] is enabled and listen {} names no address the other daemons can reach; set [cluster] advertise_url (BERTH_ADVERTISE_URL)",
-                    c.listen
+        problems.extend(c.cross_checks());
+        match ConfigError::from_problems(problems) {
+            None => Ok(c),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// The checks across fields, after the file and the environment.
+    fn cross_checks(&self) -> Vec<ConfigError> {
+        let mut out = Vec::new();
+        let mut invalid = |field: &'static str, message: String| {
+            out.push(ConfigError::Invalid { field, message });
+        };
+        if self.plans.threads > MAX_PLAN_THREADS {
+            invalid(
+                "plans.threads",
+                format!(
+                    "[plans] threads is {}; expected at most {MAX_PLAN_THREADS} (0: one per core)",
+                    self.plans.threads
                 ),
-            });
+            );
         }
-        if c.cluster.lease_secs == 0 {
-            return Err(ConfigError::Invalid {
-                field: "cluster.lease_secs",
-                message: "[cluster] lease_secs is 0; expected at least 1 second".into(),
-            });
+        if self.plans.claim_secs == 0 {
+            invalid(
+                "plans.claim_secs",
+                "[plans] claim_secs is 0; expected at least 1 second".into(),
+            );
         }
-        if c.server.tls_cert.is_some() != c.server.tls_key.is_some() {
-            return Err(ConfigError::Invalid {
-                field: "server.tls_key",
-                message: "[server] tls_cert and tls_key go together; set both (or neither)".into(),
-            });
+        if self.cluster.enabled
+            && self.cluster.advertise_url.is_none()
+            && self.listen.ip().is_unspecified()
+        {
+            invalid(
+                "cluster.advertise_url",
+                format!(
+                    "[cluster] is enabled and listen {} names no address the other daemons can reach; set [cluster] advertise_url (BERTH_ADVERTISE_URL)",
+                    self.listen
+                ),
+            );
         }
-        Ok(c)
+        if self.cluster.lease_secs == 0 {
+            invalid(
+                "cluster.lease_secs",
+                "[cluster] lease_secs is 0; expected at least 1 second".into(),
+            );
+        }
+        if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
+            invalid(
+                "server.tls_key",
+                "[server] tls_cert and tls_key go together; set both (or neither)".into(),
+            );
+        }
+        out
     }
 
     /// Parses a TOML document (`path` names it in errors): every field checked against the
-    /// schema, errors with the field path and line:column.
+    /// schema; every problem reported with its field path and line:column.
     pub fn parse(path: &Path, text: &str) -> Result<Config> {
-        let parse_error = |field: String, e: toml::de::Error| {
+        let (c, problems) = Config::parse_all(path, text);
+        match ConfigError::from_problems(problems) {
+            None => Ok(c),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// The document's settings over the defaults, and every problem found: syntax errors
+    /// (the parser recovers and goes on), then each field that does not fit the schema. A
+    /// field found wrong is dropped (its default stands) and the rest is read again, so one
+    /// mistake does not hide the next.
+    fn parse_all(path: &Path, text: &str) -> (Config, Vec<ConfigError>) {
+        let problem = |field: String, e: &toml::de::Error| {
             let (line, column) = e.span().map_or((0, 0), |s| line_column(text, s.start));
             ConfigError::Parse {
                 path: path.to_path_buf(),
@@ -578,12 +648,48 @@ impl Config {
                 message: e.message().trim_end().to_owned(),
             }
         };
-        let de = toml::Deserializer::parse(text).map_err(|e| parse_error(String::new(), e))?;
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
-            let field = if field == "." { String::new() } else { field };
-            parse_error(field, e.into_inner())
-        })
+        let (original, syntax) = toml::de::DeTable::parse_recoverable(text);
+        let mut problems: Vec<ConfigError> =
+            syntax.iter().map(|e| problem(String::new(), e)).collect();
+        let syntax_lines: Vec<usize> = problems.iter().filter_map(line_of).collect();
+        let mut tree = original.clone();
+        let mut schema = Vec::new();
+        let config = loop {
+            let de = toml::de::Deserializer::from(tree.clone());
+            match serde_path_to_error::deserialize::<_, Config>(de) {
+                Ok(c) => break c,
+                Err(e) => {
+                    let serde_path = e.path().to_string();
+                    let e = e.into_inner();
+                    let span = e.span();
+                    let field = span
+                        .clone()
+                        .and_then(|s| locate(original.get_ref(), &s))
+                        .unwrap_or_else(|| {
+                            if serde_path == "." {
+                                String::new()
+                            } else {
+                                serde_path
+                            }
+                        });
+                    schema.push(problem(field, &e));
+                    // A problem nothing can be dropped for ends the reading: the defaults
+                    // stand for the whole document.
+                    let dropped = span.is_some_and(|s| drop_at(tree.get_mut(), &s));
+                    if !dropped || schema.len() >= MAX_PROBLEMS {
+                        break Config::default();
+                    }
+                }
+            }
+        };
+        // A field on a line the parser already found broken is that error's echo.
+        schema.retain(|p| line_of(p).is_none_or(|l| !syntax_lines.contains(&l)));
+        problems.append(&mut schema);
+        problems.sort_by_key(|p| match p {
+            ConfigError::Parse { line, column, .. } => (*line, *column),
+            _ => (0, 0),
+        });
+        (config, problems)
     }
 
     /// Whether the auth settings can serve: auth off (explicitly, or by giving no
@@ -604,6 +710,44 @@ impl Config {
         Ok(())
     }
 
+    /// The SQLite file `database_url` names; `None` for PostgreSQL and in-memory SQLite.
+    #[must_use]
+    pub fn sqlite_file(&self) -> Option<PathBuf> {
+        sqlite_file(&self.database_url)
+    }
+
+    /// The SQLite file's directory when it does not exist and berthd will create it
+    /// (`Ok(None)`: nothing to create). Refused unless it is the default data directory or
+    /// `[store] create_dirs` is on: a mistyped path would start an empty calendar elsewhere.
+    pub fn missing_sqlite_dir(&self) -> Result<Option<PathBuf>> {
+        let Some(file) = self.sqlite_file() else {
+            return Ok(None);
+        };
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => return Ok(None),
+        };
+        if dir.exists() {
+            return Ok(None);
+        }
+        let plain = |p: &Path| -> PathBuf {
+            p.components()
+                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                .collect()
+        };
+        if self.store.create_dirs || plain(&dir) == plain(Path::new(DEFAULT_DATA_DIR)) {
+            return Ok(Some(dir));
+        }
+        Err(ConfigError::Invalid {
+            field: "database_url",
+            message: format!(
+                "directory {} of database_url {} does not exist; expected an existing directory: create it, or set [store] create_dirs = true (BERTH_STORE_CREATE_DIRS=1) to have berthd create it",
+                dir.display(),
+                self.database_url
+            ),
+        })
+    }
+
     /// Whether requests need no credentials (after [`Config::check_auth`] allowed it).
     pub fn auth_off(&self) -> bool {
         self.auth.disabled
@@ -611,6 +755,152 @@ impl Config {
                 && self.auth.tokens.is_empty()
                 && self.auth.read_tokens.is_empty())
     }
+}
+
+/// The file of a `sqlite:` URL (`sqlite://PATH`, `sqlite:PATH`, a `?query` after it);
+/// `None` for other schemes and in-memory databases.
+#[must_use]
+pub fn sqlite_file(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite:")?;
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let path = path.strip_prefix("//").unwrap_or(path);
+    let memory =
+        path.is_empty() || path == ":memory:" || query.split('&').any(|kv| kv == "mode=memory");
+    (!memory).then(|| PathBuf::from(path))
+}
+
+/// Most problems one document reports (each costs a pass over it).
+const MAX_PROBLEMS: usize = 100;
+
+/// `1`, `true` and `yes` turn a `BERTH_*` switch on; anything else turns it off.
+fn flag(v: &str) -> bool {
+    matches!(v, "1" | "true" | "yes")
+}
+
+fn line_of(p: &ConfigError) -> Option<usize> {
+    match p {
+        ConfigError::Parse { line, .. } if *line > 0 => Some(*line),
+        _ => None,
+    }
+}
+
+/// Reads `BERTH_*` variables, keeping every malformed one as a problem.
+struct Env<'a, F: Fn(&str) -> Option<String>> {
+    get: &'a F,
+    problems: &'a mut Vec<ConfigError>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Env<'_, F> {
+    fn value<T: std::str::FromStr>(
+        &mut self,
+        var: &'static str,
+        expected: &'static str,
+    ) -> Option<T> {
+        let v = (self.get)(var)?;
+        match v.parse() {
+            Ok(x) => Some(x),
+            Err(_) => {
+                self.problems.push(ConfigError::Env {
+                    var,
+                    value: v,
+                    expected,
+                });
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, var: &'static str) -> Option<u64> {
+        self.value(var, "is not a number")
+    }
+
+    fn size(&mut self, var: &'static str) -> Option<usize> {
+        let n = self.number(var)?;
+        match usize::try_from(n) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                self.problems.push(ConfigError::Env {
+                    var,
+                    value: n.to_string(),
+                    expected: "is too large",
+                });
+                None
+            }
+        }
+    }
+}
+
+type Span = std::ops::Range<usize>;
+
+/// The field path (`auth.basic[1]`) of the deepest node whose key or value spans `span`: for
+/// a key (an unknown field) the table holding it, for a value the value itself. (An array of
+/// tables spans like its first table: the deepest match is the table.)
+fn locate(table: &toml::de::DeTable<'_>, span: &Span) -> Option<String> {
+    fn in_value(v: &toml::de::DeValue<'_>, span: &Span, path: &str) -> Option<String> {
+        match v {
+            toml::de::DeValue::Table(t) => in_table(t, span, path),
+            toml::de::DeValue::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
+                let p = format!("{path}[{i}]");
+                in_value(x.get_ref(), span, &p).or_else(|| (x.span() == *span).then_some(p))
+            }),
+            _ => None,
+        }
+    }
+    fn in_table(t: &toml::de::DeTable<'_>, span: &Span, path: &str) -> Option<String> {
+        t.iter().find_map(|(k, v)| {
+            let p = if path.is_empty() {
+                k.get_ref().to_string()
+            } else {
+                format!("{path}.{}", k.get_ref())
+            };
+            if k.span() == *span {
+                return Some(path.to_owned());
+            }
+            in_value(v.get_ref(), span, &p).or_else(|| (v.span() == *span).then_some(p))
+        })
+    }
+    in_table(table, span, "")
+}
+
+/// Drops the deepest entry whose key or value spans `span` (or the array element that
+/// does), so the document can be read again without it; false when there is none.
+fn drop_at(table: &mut toml::de::DeTable<'_>, span: &Span) -> bool {
+    fn in_value(v: &mut toml::de::DeValue<'_>, span: &Span) -> bool {
+        match v {
+            toml::de::DeValue::Table(t) => drop_at(t, span),
+            toml::de::DeValue::Array(a) => {
+                if a.iter_mut().any(|x| in_value(x.get_mut(), span)) {
+                    return true;
+                }
+                let Some(i) = a.iter().position(|x| x.span() == *span) else {
+                    return false;
+                };
+                let mut kept = toml::de::DeArray::new();
+                for (j, x) in std::mem::replace(a, toml::de::DeArray::new())
+                    .into_iter()
+                    .enumerate()
+                {
+                    if j != i {
+                        kept.push(x);
+                    }
+                }
+                *a = kept;
+                true
+            }
+            _ => false,
+        }
+    }
+    if table
+        .iter_mut()
+        .any(|(k, v)| k.span() != *span && in_value(v.get_mut(), span))
+    {
+        return true;
+    }
+    let hit = table
+        .iter()
+        .find(|(k, v)| k.span() == *span || v.span() == *span)
+        .map(|(k, _)| k.get_ref().to_string());
+    hit.is_some_and(|key| table.remove(key.as_str()).is_some())
 }
 
 /// 1-based line and column (in characters) of byte `offset`.
@@ -622,212 +912,4 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_file_and_env_layer() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("b.toml");
-        std::fs::write(
-            &f,
-            "listen = \"127.0.0.1:9000\"\n[auth]\ntokens = [\"t1\"]\nread_tokens = [\"r1\", \"r2\"]\nbasic = [{user = \"v\", password = \"w\", read_only = true}]\n[plans]\nworkers = 3\nthreads = 4\nclaim_secs = 12\nnode = \"east-1\"\n[journal]\nmax_batch = 64\n[notify]\nrequire_https = true\n[server]\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
-        )
-        .unwrap();
-        let env = |k: &str| match k {
-            "BERTH_DATABASE_URL" => Some("sqlite::memory:".to_owned()),
-            "BERTH_BASIC_AUTH" => Some("a:b".to_owned()),
-            "BERTH_SNAPSHOT_EVERY" => Some("0".to_owned()),
-            "BERTH_NOTIFY_CA_FILE" => Some("/etc/ca.pem".to_owned()),
-            "BERTH_PG_SCHEMA" => Some("b1".to_owned()),
-            "BERTH_READ_TOKENS" => Some("r3".to_owned()),
-            "BERTH_READ_BASIC_AUTH" => Some("ro:pw".to_owned()),
-            _ => None,
-        };
-        let c = Config::load(Some(&f), env).unwrap();
-        assert_eq!(c.plans.threads, 4);
-        let threads = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "2".to_owned());
-        assert_eq!(Config::load(Some(&f), threads).unwrap().plans.threads, 2);
-        let bad = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "many".to_owned());
-        let e = Config::load(Some(&f), bad).unwrap_err().to_string();
-        assert!(e.contains("BERTH_PLAN_THREADS"), "{e}");
-        let bad = |k: &str| (k == "BERTH_PLAN_THREADS").then(|| "1000".to_owned());
-        let e = Config::load(Some(&f), bad).unwrap_err().to_string();
-        assert!(
-            e.contains("[plans] threads is 1000; expected at most 256"),
-            "{e}"
-        );
-        assert_eq!((c.journal.max_batch, c.journal.snapshot_every), (64, 0));
-        assert_eq!(c.listen.port(), 9000);
-        assert_eq!(c.database_url, "sqlite::memory:");
-        assert_eq!(c.plans.workers, 3);
-        assert_eq!(
-            (c.plans.claim_secs, c.plans.node.as_deref()),
-            (12, Some("east-1"))
-        );
-        assert_eq!(
-            c.notify,
-            Notify {
-                ca_file: Some(PathBuf::from("/etc/ca.pem")),
-                require_https: true,
-                allow_private_callbacks: false,
-            }
-        );
-        assert_eq!(c.pg_schema.as_deref(), Some("b1"));
-        assert_eq!(c.server.tls_key, Some(PathBuf::from("k.pem")));
-        assert!(!c.auth_off());
-        assert_eq!(c.auth.tokens, ["t1"]);
-        assert_eq!(c.auth.read_tokens, ["r1", "r2", "r3"]);
-        assert_eq!(
-            c.auth
-                .basic
-                .iter()
-                .map(|b| (b.user.as_str(), b.read_only))
-                .collect::<Vec<_>>(),
-            [("v", true), ("a", false), ("ro", true)]
-        );
-        assert_eq!(Config::load(None, |_| None).unwrap(), Config::default());
-    }
-
-    #[test]
-    fn cluster_settings_from_file_and_env() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("c.toml");
-        std::fs::write(
-            &f,
-            "[cluster]\nenabled = true\nnode_id = \"a\"\nlease_secs = 5\nisolation = \"serializable\"\n",
-        )
-        .unwrap();
-        let c = Config::load(Some(&f), |_| None).unwrap();
-        assert_eq!(
-            c.cluster,
-            Cluster {
-                enabled: true,
-                node_id: Some("a".into()),
-                advertise_url: None,
-                lease_secs: 5,
-                isolation: Isolation::Serializable,
-                partition_key: PartitionKey::Zone,
-            }
-        );
-        let env = |k: &str| match k {
-            "BERTH_NODE_ID" => Some("b".to_owned()),
-            "BERTH_ADVERTISE_URL" => Some("http://10.0.0.2:8091".to_owned()),
-            "BERTH_LEASE_SECS" => Some("2".to_owned()),
-            "BERTH_PG_ISOLATION" => Some("read-committed".to_owned()),
-            "BERTH_CLUSTER_PARTITION_KEY" => Some("pool".to_owned()),
-            _ => None,
-        };
-        let c = Config::load(Some(&f), env).unwrap();
-        assert_eq!(c.cluster.node_id.as_deref(), Some("b"));
-        assert_eq!(
-            c.cluster.advertise_url.as_deref(),
-            Some("http://10.0.0.2:8091")
-        );
-        assert_eq!(
-            (c.cluster.lease_secs, c.cluster.isolation),
-            (2, Isolation::ReadCommitted)
-        );
-        assert_eq!(c.cluster.partition_key, PartitionKey::Pool);
-        let e = Config::load(None, |k| {
-            (k == "BERTH_CLUSTER_PARTITION_KEY").then(|| "rack".into())
-        })
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "BERTH_CLUSTER_PARTITION_KEY `rack` is not one of zone, provider, pool, none"
-        );
-        std::fs::write(&f, "[cluster]\npartition_key = \"provider\"\n").unwrap();
-        let c = Config::load(Some(&f), |_| None).unwrap();
-        assert_eq!(c.cluster.partition_key, PartitionKey::Provider);
-        std::fs::write(&f, "[cluster]\npartition_key = \"rack\"\n").unwrap();
-        let e = Config::load(Some(&f), |_| None).unwrap_err().to_string();
-        assert!(e.contains("cluster.partition_key (2:17)"), "{e}");
-        let e = Config::load(None, |k| {
-            (k == "BERTH_PG_ISOLATION").then(|| "snapshot".into())
-        })
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "BERTH_PG_ISOLATION `snapshot` is not one of read-committed, serializable"
-        );
-        let e = Config::load(None, |k| (k == "BERTH_LEASE_SECS").then(|| "0".into())).unwrap_err();
-        assert!(e.to_string().contains("expected at least 1 second"), "{e}");
-        let e = Config::load(None, |k| match k {
-            "BERTH_CLUSTER" => Some("true".into()),
-            "BERTH_LISTEN" => Some("0.0.0.0:8091".into()),
-            _ => None,
-        })
-        .unwrap_err();
-        assert!(e.to_string().contains("set [cluster] advertise_url"), "{e}");
-        std::fs::write(&f, "[cluster]\nisolation = \"snapshot\"\n").unwrap();
-        let e = Config::load(Some(&f), |_| None).unwrap_err().to_string();
-        assert!(e.contains("cluster.isolation (2:13)"), "{e}");
-    }
-
-    #[test]
-    fn bad_config_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("b.toml");
-        std::fs::write(&f, "listn = 1\n").unwrap();
-        assert!(Config::load(Some(&f), |_| None).is_err());
-        assert!(Config::load(None, |k| (k == "BERTH_LISTEN").then(|| "nope".to_owned())).is_err());
-        let half = Config::load(None, |k| {
-            (k == "BERTH_TLS_CERT").then(|| "c.pem".to_owned())
-        });
-        assert!(half.unwrap_err().to_string().contains("tls_key"));
-        let open = Config {
-            listen: "0.0.0.0:8091".parse().unwrap(),
-            ..Config::default()
-        };
-        let e = open.check_auth().unwrap_err();
-        assert!(
-            e.to_string().contains("0.0.0.0:8091 is not a loopback"),
-            "{e}"
-        );
-        assert!(Config::default().check_auth().is_ok());
-        assert!(Config::default().auth_off());
-    }
-
-    #[test]
-    fn parse_errors_name_the_field_and_where_it_is() {
-        let p = Path::new("b.toml");
-        let e =
-            Config::parse(p, "listen = \"127.0.0.1:1\"\n[plans]\nworkers = \"two\"\n").unwrap_err();
-        let ConfigError::Parse {
-            field,
-            line,
-            column,
-            ..
-        } = &e
-        else {
-            panic!("{e:?}")
-        };
-        assert_eq!((field.as_str(), *line, *column), ("plans.workers", 3, 11));
-        assert_eq!(
-            e.to_string(),
-            "invalid config b.toml: plans.workers (3:11): invalid type: string \"two\", expected usize"
-        );
-        let e = Config::parse(p, "[journal]\nmax_bach = 3\n").unwrap_err();
-        let msg = e.to_string();
-        assert!(
-            msg.contains("journal")
-                && msg.contains("(2:1)")
-                && msg.contains("unknown field `max_bach`"),
-            "{msg}"
-        );
-        let e = Config::parse(p, "listen = \"nowhere\"\n").unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("invalid config b.toml: listen (1:10): "),
-            "{e}"
-        );
-        let e = Config::parse(p, "[server\n").unwrap_err();
-        assert!(matches!(e, ConfigError::Parse { line: 1, .. }), "{e:?}");
-        let e = Config::load(None, |k| {
-            (k == "BERTH_MAX_BATCH").then(|| "lots".to_owned())
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "BERTH_MAX_BATCH `lots` is not a number");
-    }
-}
+mod tests;

@@ -118,6 +118,9 @@ pub struct StoreOptions {
     /// path (compare-and-set updates and primary keys); serializable is what CockroachDB and
     /// YugabyteDB run, and the store retries its serialization failures.
     pub pg_isolation: Isolation,
+    /// Create the missing directories of a SQLite file. Off: a missing directory is an
+    /// error (a mistyped path would start an empty store elsewhere).
+    pub create_dirs: bool,
 }
 
 /// Isolation level of the PostgreSQL backend's write transactions.
@@ -138,12 +141,13 @@ impl Default for StoreOptions {
             acquire_timeout: Duration::from_secs(30),
             pg_schema: None,
             pg_isolation: Isolation::ReadCommitted,
+            create_dirs: false,
         }
     }
 }
 
-/// Opens the store a URL names, with default options: `sqlite://PATH` (file and parent
-/// directories created), `sqlite::memory:`, or `postgres://…` / `postgresql://…`.
+/// Opens the store a URL names, with default options: `sqlite://PATH` (the file created in
+/// an existing directory), `sqlite::memory:`, or `postgres://…` / `postgresql://…`.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     open_with(url, &StoreOptions::default()).await
 }

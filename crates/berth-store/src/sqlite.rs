@@ -26,8 +26,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating it and its parent directories if needed) and migrates the database at
-    /// `url`: `sqlite://PATH`, `sqlite:PATH` or `sqlite::memory:`.
+    /// Opens (creating it if needed, and its missing directories with
+    /// [`StoreOptions::create_dirs`]) and migrates the database at `url`: `sqlite://PATH`,
+    /// `sqlite:PATH` or `sqlite::memory:`.
     ///
     /// An in-memory database lives in one connection kept open for the life of the pool.
     pub async fn open(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
@@ -49,7 +50,17 @@ impl SqliteStore {
         } else {
             if let Some(dir) = connect.get_filename().parent()
                 && !dir.as_os_str().is_empty()
+                && !dir.exists()
             {
+                if !options.create_dirs {
+                    return Err(StoreError::Invalid {
+                        what: "sqlite url",
+                        reason: format!(
+                            "directory {} does not exist; expected an existing directory (or the option to create it)",
+                            dir.display()
+                        ),
+                    });
+                }
                 std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
                     path: dir.display().to_string(),
                     source,

@@ -22,41 +22,69 @@ fn passwords_are_not_shown() {
     assert_eq!(redact("sqlite://./a@b.db"), "sqlite://./a@b.db");
 }
 
+/// The doctor's database check of a SQLite URL, with or without `[store] create_dirs`.
+fn sqlite_at(url: &str, create_dirs: bool) -> Check {
+    sqlite(&Config {
+        database_url: url.to_owned(),
+        store: berth_config::Store { create_dirs },
+        ..Config::default()
+    })
+}
+
 #[test]
 fn sqlite_paths_existing_new_and_impossible() {
     let dir = tempfile::tempdir().unwrap();
     let new = dir.path().join("sub/dir/berth.db");
-    let c = sqlite(&format!("sqlite://{}", new.display()));
+    let url = format!("sqlite://{}", new.display());
+    // A missing directory is refused unless berthd may create it.
+    let c = sqlite_at(&url, false);
+    assert_eq!(c.status, Status::Fail, "{c:?}");
+    assert!(c.detail.contains("does not exist"), "{c:?}");
+    assert!(c.fix.contains("create_dirs"), "{c:?}");
+    let c = sqlite_at(&url, true);
     assert_eq!(c.status, Status::Ok, "{c:?}");
-    assert!(c.detail.contains("will be created"), "{c:?}");
+    assert!(
+        c.detail.contains("will be created, and its directory"),
+        "{c:?}"
+    );
     assert!(!new.exists(), "the check must not create the database");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,
         "probe left behind"
     );
+    let here = dir.path().join("berth.db");
+    let c = sqlite_at(&format!("sqlite://{}", here.display()), false);
+    assert_eq!(c.status, Status::Ok, "{c:?}");
+    assert!(
+        c.detail.ends_with(&format!(
+            "will be created (directory {} is writable)",
+            dir.path().display()
+        )),
+        "{c:?}"
+    );
 
     let not_db = dir.path().join("notes.txt");
     std::fs::write(&not_db, "hello, not a database").unwrap();
-    let c = sqlite(&format!("sqlite://{}", not_db.display()));
+    let c = sqlite_at(&format!("sqlite://{}", not_db.display()), false);
     assert_eq!(c.status, Status::Fail);
     assert!(c.detail.contains("is not a SQLite database"), "{c:?}");
 
     let db = dir.path().join("real.db");
     std::fs::write(&db, b"SQLite format 3\0rest of the header").unwrap();
     assert_eq!(
-        sqlite(&format!("sqlite://{}", db.display())).status,
+        sqlite_at(&format!("sqlite://{}", db.display()), false).status,
         Status::Ok
     );
 
     // Under a regular file nothing can be created, even by root.
     let under_file = not_db.join("x/berth.db");
-    let c = sqlite(&format!("sqlite://{}", under_file.display()));
+    let c = sqlite_at(&format!("sqlite://{}", under_file.display()), true);
     assert_eq!(c.status, Status::Fail, "{c:?}");
     assert!(c.detail.contains("does not take new files"), "{c:?}");
     assert!(!c.fix.is_empty());
 
-    assert_eq!(sqlite("sqlite::memory:").status, Status::Warn);
+    assert_eq!(sqlite_at("sqlite::memory:", false).status, Status::Warn);
 }
 
 /// A self-signed certificate and its key, PEM.

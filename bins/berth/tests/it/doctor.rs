@@ -53,7 +53,7 @@ fn a_good_config_passes_every_check() {
         dir.path(),
         "berth.toml",
         &format!(
-            "listen = \"0.0.0.0:8091\"\ndatabase_url = \"sqlite://{}/data/berth.db\"\ninventory = \"{}\"\ncredential_key = \"{}\"\n[server]\ntls_cert = \"{cert}\"\ntls_key = \"{key}\"\n[notify]\nca_file = \"{cert}\"\n[auth]\ntokens = [\"t\"]\nread_tokens = [\"r\"]\n",
+            "listen = \"0.0.0.0:8091\"\ndatabase_url = \"sqlite://{}/data/berth.db\"\ninventory = \"{}\"\ncredential_key = \"{}\"\n[server]\ntls_cert = \"{cert}\"\ntls_key = \"{key}\"\n[notify]\nca_file = \"{cert}\"\n[auth]\ntokens = [\"t\"]\nread_tokens = [\"r\"]\n[store]\ncreate_dirs = true\n",
             dir.path().display(),
             inventory.display(),
             "ab".repeat(32),
@@ -78,6 +78,17 @@ fn a_good_config_passes_every_check() {
     ] {
         assert_eq!(status(&c, name), want, "{name}: {c:?}");
     }
+    let db = c
+        .iter()
+        .find(|x| x["check"] == "database")
+        .expect("database check");
+    assert_eq!(
+        db["detail"],
+        format!(
+            "SQLite {0}/data/berth.db will be created, and its directory {0}/data (directory {0} is writable)",
+            dir.path().display()
+        )
+    );
     let inv = c
         .iter()
         .find(|x| x["check"] == "inventory")
@@ -132,6 +143,85 @@ fn a_bad_config_names_the_field_and_exits_1() {
     let row = lines.next().expect("row");
     assert!(row.starts_with("fail    config  invalid config"), "{row}");
     assert!(row.contains("unknown field `max_inflight`"), "{row}");
+}
+
+#[test]
+fn every_config_problem_is_its_own_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = write(
+        dir.path(),
+        "berth.toml",
+        "[plans]\nworkers = \"two\"\n[journal]\nmax_bach = 3\n[limits]\nmax_inflight = 3\n",
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_berth"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("BERTH_") {
+            cmd.env_remove(k);
+        }
+    }
+    let o = cmd
+        .args(["doctor", "--config", &cfg, "-o", "json"])
+        .env("BERTH_PLAN_THREADS", "many")
+        .output()
+        .expect("run berth");
+    assert_eq!(o.status.code(), Some(1));
+    let c = checks(&o);
+    assert_eq!(status(&c, "config"), ["fail"; 4], "{c:?}");
+    let details: Vec<&str> = c.iter().filter_map(|x| x["detail"].as_str()).collect();
+    for (d, want) in details.iter().zip([
+        "plans.workers (2:11)",
+        "journal (4:1): unknown field `max_bach`",
+        "limits (6:1): unknown field `max_inflight`",
+        "BERTH_PLAN_THREADS `many` is not a number",
+    ]) {
+        assert!(d.contains(want), "{d}");
+    }
+    assert_eq!(c[3]["fix"], "correct or unset BERTH_PLAN_THREADS");
+    let o = doctor(&["--config", &cfg]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.ends_with("3 failed, 0 warning(s)\n"), "{text}");
+}
+
+#[test]
+fn a_missing_sqlite_directory_fails_unless_berthd_may_create_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/typo/berth.db", dir.path().display());
+    let cfg = write(dir.path(), "a.toml", &format!("database_url = \"{url}\"\n"));
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let c = checks(&o);
+    let db = c
+        .iter()
+        .find(|x| x["check"] == "database")
+        .expect("database");
+    assert_eq!(db["status"], "fail");
+    assert_eq!(
+        db["detail"],
+        format!(
+            "directory {}/typo of database_url {url} does not exist; expected an existing directory: create it, or set [store] create_dirs = true (BERTH_STORE_CREATE_DIRS=1) to have berthd create it",
+            dir.path().display()
+        )
+    );
+    let cfg = write(
+        dir.path(),
+        "b.toml",
+        &format!("database_url = \"{url}\"\n[store]\ncreate_dirs = true\n"),
+    );
+    let o = doctor(&["--config", &cfg, "-o", "json"]);
+    let c = checks(&o);
+    let db = c
+        .iter()
+        .find(|x| x["check"] == "database")
+        .expect("database");
+    assert_eq!(db["status"], "ok", "{db}");
+    assert!(
+        db["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("and its directory"),
+        "{db}"
+    );
+    assert!(!dir.path().join("typo").exists(), "doctor creates nothing");
 }
 
 #[test]

@@ -49,6 +49,7 @@ mod planqueue;
 mod races;
 mod secrets;
 mod seeding;
+mod settings;
 #[cfg(berth_test_postgres)]
 mod settle;
 mod tls;

@@ -24,13 +24,27 @@ fn plan(id: &str) -> NewPlan {
 }
 
 #[tokio::test]
-async fn committed_data_survives_reopen_and_parent_dirs_are_created() {
+async fn committed_data_survives_reopen_and_parent_dirs_are_created_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/deeper/berth.db");
     let url = format!("sqlite://{}", path.display());
     let key = CredentialKey::new([1; 32]);
+    // A missing directory is refused unless the caller asks for it: nothing is created.
+    let refused = berth_store::open(&url).await.err().map(|e| e.to_string());
+    assert_eq!(
+        refused,
+        Some(format!(
+            "invalid sqlite url: directory {} does not exist; expected an existing directory (or the option to create it)",
+            dir.path().join("nested/deeper").display()
+        ))
+    );
+    assert!(!dir.path().join("nested").exists());
+    let create = StoreOptions {
+        create_dirs: true,
+        ..StoreOptions::default()
+    };
     {
-        let store = berth_store::open(&url).await.unwrap();
+        let store = berth_store::open_with(&url, &create).await.unwrap();
         assert_eq!(store.backend(), berth_store::Backend::Sqlite);
         store
             .append_commands("cal", 0, &[marker(1), marker(2)])
