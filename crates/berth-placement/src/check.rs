@@ -361,12 +361,8 @@ fn violation(inst: &Instance, kind: &RuleKind, asg: &[Option<LeafId>], loads: &L
                 match at(m) {
                     None => unplaced += 1,
                     Some(l) => {
-                        if let Some(v) = topo.ancestor_at_level(l, *l1) {
-                            *c1.entry(v.0).or_default() += 1;
-                        }
-                        if let Some(v) = topo.ancestor_at_level(l, *l2) {
-                            *c2.entry(v.0).or_default() += 1;
-                        }
+                        *c1.entry(topo.vertex_at_level(l, *l1).0).or_default() += 1;
+                        *c2.entry(topo.vertex_at_level(l, *l2).0).or_default() += 1;
                     }
                 }
             }

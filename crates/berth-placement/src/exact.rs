@@ -335,21 +335,14 @@ pub(crate) fn encode(
                     }
                     if let Some(l) = fixed_at(m) {
                         placed_outside += 1;
-                        if let Some(v) = topo.ancestor_at_level(l, *l1) {
-                            *outside1.entry(v.0).or_default() += 1;
-                        }
-                        if let Some(v) = topo.ancestor_at_level(l, *l2) {
-                            *outside2.entry(v.0).or_default() += 1;
-                        }
+                        *outside1.entry(topo.vertex_at_level(l, *l1).0).or_default() += 1;
+                        *outside2.entry(topo.vertex_at_level(l, *l2).0).or_default() += 1;
                     }
                 }
                 let key = |level: LevelId, k: usize| -> Keys {
                     cands[k]
                         .iter()
-                        .map(|&l| {
-                            topo.ancestor_at_level(LeafId(l), level)
-                                .map_or(NO_KEY, |v| v.0)
-                        })
+                        .map(|&l| topo.vertex_at_level(LeafId(l), level).0)
                         .collect()
                 };
                 // L2: no two members on one vertex (members outside: filters).

@@ -29,12 +29,21 @@
 //!
 //! # Semantics
 //! - Capacity: per leaf, the placed demand fits in every dimension.
+//! - Levels a leaf lacks: the location tree need not be of uniform depth, so a host may have
+//!   no vertex of a policy's level above it (a PM outside any chassis). Such a host is at
+//!   that level where its coarsest ancestor strictly finer than the level is, else where it
+//!   is itself (`berth_topology::Topology::vertex_at_level`): it stands in for the missing
+//!   vertex. Every leaf is thus in exactly one place per level, and two items on one leaf
+//!   are together at every level. This keeps the seed's reading of anti-collocation at L
+//!   ("differ at L, and thus at every finer level", the PM included) and of collocation at L
+//!   ("the same at L, and thus at every coarser level"), and makes the two exact negations
+//!   of each other.
 //! - `OS::AntiCoLocation` / `OS::CoLocation` at level L: pairs from different parts (direct
-//!   members of the group, or the two ends of a relationship) differ / agree at L; a leaf
-//!   without an L ancestor differs from everything.
-//! - LLMN (L1, L2, N) over M members: at most `ceil(M/N')` per L1 vertex, no two per L2
-//!   vertex, at least `N' = min(N, M)` L1 vertices. Soft violation = excess members plus the
-//!   vertex deficit.
+//!   members of the group, or the two ends of a relationship) are in different places / the
+//!   same place at L.
+//! - LLMN (L1, L2, N) over M members: at most `ceil(M/N')` per place at L1, no two per place
+//!   at L2, at least `N' = min(N, M)` places at L1. Soft violation = excess members plus the
+//!   place deficit.
 //! - `OS::NetMaxHops`: network-tree path of at most N edges (0 = same leaf).
 //! - `OS::NetBandwidth`: reserved on every edge of the pair's network path (bytes/s rounded
 //!   up to Mbit/s); hard reservations must fit link capacities. Soft ones are reserved too;

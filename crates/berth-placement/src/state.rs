@@ -225,11 +225,10 @@ impl<'i> State<'i> {
             .all(|((&l, &c), &x)| l + x <= c)
     }
 
-    fn anc(&self, leaf: u32, level: LevelId) -> Option<u32> {
-        self.inst
-            .topo
-            .ancestor_at_level(LeafId(leaf), level)
-            .map(|v| v.0)
+    /// Where the leaf is at the level (a leaf lacking the level stands for its own place
+    /// there: `Topology::vertex_at_level`).
+    fn anc(&self, leaf: u32, level: LevelId) -> u32 {
+        self.inst.topo.vertex_at_level(LeafId(leaf), level).0
     }
 
     /// Violation change of rule `r` if `item` (not placed) were placed on `leaf`.
@@ -244,9 +243,7 @@ impl<'i> State<'i> {
         };
         match (&rule.kind, &self.rs[r as usize]) {
             (RuleKind::Spread { level, .. }, RState::Group { n, np, .. }) => {
-                let Some(v) = self.anc(leaf, *level) else {
-                    return 0.0;
-                };
+                let v = self.anc(leaf, *level);
                 let p = inst.part.get(&(r, item)).copied().unwrap_or(NONE);
                 let nv = n.get(&v).copied().unwrap_or(0);
                 let nvp = np.get(&(v, p)).copied().unwrap_or(0);
@@ -263,9 +260,7 @@ impl<'i> State<'i> {
             ) => {
                 let p = inst.part.get(&(r, item)).copied().unwrap_or(NONE);
                 let others = total - per_part.get(&p).copied().unwrap_or(0);
-                let Some(v) = self.anc(leaf, *level) else {
-                    return f64::from(others);
-                };
+                let v = self.anc(leaf, *level);
                 let nv = n.get(&v).copied().unwrap_or(0);
                 let nvp = np.get(&(v, p)).copied().unwrap_or(0);
                 f64::from(others - (nv - nvp))
@@ -280,17 +275,12 @@ impl<'i> State<'i> {
                 },
             ) => {
                 let mut d = 0.0;
-                let mut new_vertex = false;
-                if let Some(v1) = self.anc(leaf, *l1) {
-                    let c = c1.get(&v1).copied().unwrap_or(0);
-                    if c >= *cap {
-                        d += 1.0;
-                    }
-                    new_vertex = c == 0;
+                let c = c1.get(&self.anc(leaf, *l1)).copied().unwrap_or(0);
+                if c >= *cap {
+                    d += 1.0;
                 }
-                if let Some(v2) = self.anc(leaf, *l2)
-                    && c2.get(&v2).copied().unwrap_or(0) >= 1
-                {
+                let new_vertex = c == 0;
+                if c2.get(&self.anc(leaf, *l2)).copied().unwrap_or(0) >= 1 {
                     d += 1.0;
                 }
                 let before = i64::from(*n) - i64::from(*distinct) - i64::from(*unplaced);
@@ -481,11 +471,9 @@ impl<'i> State<'i> {
             if let (true, RuleKind::Together { level, .. }, RState::Group { n, total, .. }) =
                 (rule.hard, &rule.kind, &self.rs[r as usize])
                 && *total > 0
+                && n.get(&self.anc(leaf, *level)).copied().unwrap_or(0) != *total
             {
-                match self.anc(leaf, *level) {
-                    Some(v) if n.get(&v).copied().unwrap_or(0) == *total => {}
-                    _ => return false,
-                }
+                return false;
             }
         }
         true
@@ -514,8 +502,8 @@ impl<'i> State<'i> {
                 RuleKind::Llmn { l1, l2, .. } => (Some(*l1), Some(*l2)),
                 _ => (None, None),
             };
-            let va = level_a.and_then(|l| self.anc(leaf, l));
-            let vb = level_b.and_then(|l| self.anc(leaf, l));
+            let va = level_a.map(|l| self.anc(leaf, l));
+            let vb = level_b.map(|l| self.anc(leaf, l));
             let p = inst.part.get(&(r, item)).copied().unwrap_or(NONE);
             match &mut self.rs[r as usize] {
                 RState::Group {

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use berth_topology::{LeafId, Link, Topology, TopologyBuilder};
 use proptest::prelude::*;
 
+mod uneven;
+
 use crate::state::State;
 use crate::{
     Catalog, ExactMode, Instance, Item, Objective, Options, Placement, PlacementError, PolicyLabel,

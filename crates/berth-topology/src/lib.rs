@@ -19,7 +19,8 @@
 //!   a field path and line:column (via `berth-doc`).
 //! - [`Topology`]: the validated model with dense ids ([`LeafId`], [`LocVertexId`],
 //!   [`NetVertexId`], [`NetEdgeId`], [`LevelId`], [`DimId`]) and fast queries:
-//!   [`Topology::ancestor_at_level`] and [`Topology::same_at_level`] (O(1) table lookups),
+//!   [`Topology::ancestor_at_level`], [`Topology::vertex_at_level`] and
+//!   [`Topology::same_at_level`] (O(1) table lookups),
 //!   [`Topology::lca_location`] and [`Topology::hops`] (O(1) LCA by a sparse table over the
 //!   preorder), [`Topology::path_latency_ns`] (O(1) prefix sums),
 //!   [`Topology::path_bottleneck_bandwidth`] (O(log depth) binary lifting),
@@ -32,6 +33,12 @@
 //! - Every location leaf has exactly one network vertex and vice versa.
 //! - Each level occurs at most once on a leaf's root path, so "the ancestor at level L" is
 //!   well defined.
+//! - **Places at a level**: every leaf is somewhere at every level
+//!   ([`Topology::vertex_at_level`]). A leaf lacking the level (trees of uneven depth) is
+//!   there by its coarsest ancestor strictly finer than the level, else by itself, so the
+//!   leaves under one such vertex are together at the level, and a leaf is always together
+//!   with itself. [`Topology::same_at_level`] (collocation) and
+//!   [`Topology::differ_at_level`] (anti-collocation) compare these places.
 //! - **Hops** are the number of edges on the network-tree path: 0 for the same leaf, 2 for two
 //!   leaves under one top-of-rack switch. A bottleneck of `None` means no edge on the path has a
 //!   bandwidth limit.

@@ -116,9 +116,14 @@ fn queries_on_sample() {
     assert!(t.differ_at_level(ha1, hb1, level("rack")));
     assert!(t.same_at_level(ha1, ha1, level("host")));
     assert!(
-        !t.same_at_level(sba, sba, level("host")),
-        "no host level above a storage box"
+        t.same_at_level(sba, sba, level("host")),
+        "a storage box has no host level above it, yet is in one place with itself"
     );
+    assert!(
+        t.differ_at_level(sba, ha1, level("host")),
+        "a storage box stands for itself at the host level"
+    );
+    assert_eq!(t.vertex_at_level(sba, level("host")), t.leaf_location(sba));
 
     assert_eq!(t.loc_name(t.lca_location(ha1, hb1)), "room1");
     assert_eq!(t.loc_name(t.lca_location(ha1, hc1)), "dc");
@@ -450,4 +455,99 @@ fn level_order_is_transitively_closed() {
     assert_eq!(lv.relation(id("host"), id("storage_box")), Incomparable);
     assert_eq!(lv.relation(id("rack"), id("rack")), Same);
     assert_eq!(lv.declared().len(), 4);
+}
+
+/// room > {rack1 > {chassis1 > {sled1 > {p1, p2}, p3}, p4}, p5}: hosts at four depths, some
+/// outside any chassis or rack (seed 004: "neither tree needs to be of uniform depth").
+fn uneven() -> Topology {
+    let mut b = TopologyBuilder::new();
+    for l in ["room", "rack", "chassis", "sled", "pm"] {
+        b.level(l);
+    }
+    b.finer_than("rack", "room")
+        .finer_than("chassis", "rack")
+        .finer_than("sled", "chassis")
+        .finer_than("pm", "sled");
+    b.location("room", None, "room");
+    b.location("rack1", Some("room"), "rack");
+    b.location("chassis1", Some("rack1"), "chassis");
+    b.location("sled1", Some("chassis1"), "sled");
+    b.switch("core", None, Link::default());
+    for (pm, parent) in [
+        ("p1", "sled1"),
+        ("p2", "sled1"),
+        ("p3", "chassis1"),
+        ("p4", "rack1"),
+        ("p5", "room"),
+    ] {
+        b.location(pm, Some(parent), "pm");
+        b.network_leaf(pm, Some("core"), Link::default());
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_leaf_without_the_level_is_placed_there_by_its_coarsest_finer_ancestor() {
+    let t = uneven();
+    let leaf = |s: &str| t.leaf(s).unwrap();
+    let level = |s: &str| t.level(s).unwrap();
+    let place = |l: &str, lv: &str| t.loc_name(t.vertex_at_level(leaf(l), level(lv))).to_owned();
+    // p1 has every level: its ancestors.
+    assert_eq!(place("p1", "chassis"), "chassis1");
+    assert_eq!(place("p1", "rack"), "rack1");
+    // p3 has no sled: it stands for itself; p4 and p5 have no chassis either.
+    assert_eq!(place("p3", "sled"), "p3");
+    assert_eq!(place("p4", "chassis"), "p4");
+    assert_eq!(place("p5", "rack"), "p5");
+    // p4 has no sled and no chassis, p5 nothing but the room.
+    assert_eq!(place("p4", "sled"), "p4");
+    assert_eq!(place("p5", "room"), "room");
+    // One place per leaf and level: the same leaf is together with itself everywhere.
+    for l in ["p1", "p2", "p3", "p4", "p5"] {
+        for lv in ["room", "rack", "chassis", "sled", "pm"] {
+            assert!(t.same_at_level(leaf(l), leaf(l), level(lv)), "{l} at {lv}");
+        }
+    }
+    assert!(t.same_at_level(leaf("p1"), leaf("p2"), level("chassis")));
+    assert!(t.same_at_level(leaf("p1"), leaf("p3"), level("chassis")));
+    assert!(t.differ_at_level(leaf("p1"), leaf("p3"), level("sled")));
+    assert!(t.differ_at_level(leaf("p4"), leaf("p5"), level("chassis")));
+    assert!(t.differ_at_level(leaf("p3"), leaf("p4"), level("chassis")));
+    assert!(t.same_at_level(leaf("p3"), leaf("p4"), level("rack")));
+    assert!(t.differ_at_level(leaf("p4"), leaf("p5"), level("rack")));
+    // The search used for topologies too big for the table gives the same places.
+    for l in t.leaves() {
+        for lv in t.levels().iter() {
+            assert_eq!(
+                t.vertex_at_level_untabled(t.leaf_location(l), lv),
+                t.vertex_at_level(l, lv)
+            );
+        }
+    }
+}
+
+/// Under a sled without a chassis, hosts share the sled, which stands in for their chassis:
+/// anti-collocated at the chassis level, they must not share the sled.
+#[test]
+fn a_finer_vertex_stands_in_for_a_missing_coarser_one() {
+    let mut b = TopologyBuilder::new();
+    for l in ["rack", "chassis", "sled", "pm"] {
+        b.level(l);
+    }
+    b.finer_than("chassis", "rack")
+        .finer_than("sled", "chassis")
+        .finer_than("pm", "sled");
+    b.location("rack", None, "rack");
+    b.location("sled", Some("rack"), "sled");
+    b.switch("core", None, Link::default());
+    for pm in ["a", "b"] {
+        b.location(pm, Some("sled"), "pm");
+        b.network_leaf(pm, Some("core"), Link::default());
+    }
+    let t = b.build().unwrap();
+    let (a, bb) = (t.leaf("a").unwrap(), t.leaf("b").unwrap());
+    let chassis = t.level("chassis").unwrap();
+    assert_eq!(t.loc_name(t.vertex_at_level(a, chassis)), "sled");
+    assert!(t.same_at_level(a, bb, chassis));
+    assert_eq!(t.ancestor_at_level(a, chassis), None);
 }

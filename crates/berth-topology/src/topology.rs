@@ -45,7 +45,8 @@ pub struct Topology {
     leaf_net: Vec<NetVertexId>,
     leaf_capacity: Vec<i64>,
     leaf_machine_type: Vec<Option<String>>,
-    /// `leaves * levels` table of `ancestor_at_level`, `NONE` where absent; empty when too big.
+    /// `leaves * levels` table of `vertex_at_level` (the ancestor at the level where there is
+    /// one); empty when too big.
     level_table: Vec<u32>,
 
     net: Tree,
@@ -184,10 +185,16 @@ impl Topology {
         if leaf_loc.len().saturating_mul(levels_n) <= DENSE_LEVEL_TABLE_MAX {
             level_table = vec![NONE; leaf_loc.len() * levels_n];
             for (leaf, &v) in leaf_loc.iter().enumerate() {
+                let row = &mut level_table[leaf * levels_n..(leaf + 1) * levels_n];
                 let mut cur = Some(v.0);
                 while let Some(u) = cur {
-                    level_table[leaf * levels_n + loc_level[u as usize].index()] = u;
+                    row[loc_level[u as usize].index()] = u;
                     cur = loc.parent(u);
+                }
+                for (l, slot) in row.iter_mut().enumerate() {
+                    if *slot == NONE {
+                        *slot = stand_in(&loc, &loc_level, &a.levels, v.0, LevelId(l as u16));
+                    }
                 }
             }
         }
@@ -438,9 +445,46 @@ impl Topology {
         }
         if !self.level_table.is_empty() {
             let v = self.level_table[leaf.index() * l + level.index()];
-            return (v != NONE).then_some(LocVertexId(v));
+            return (self.loc_level[v as usize] == level).then_some(LocVertexId(v));
         }
         self.loc_ancestor_at_level(self.leaf_loc[leaf.index()], level)
+    }
+
+    /// Where `leaf` is at `level`: its ancestor at `level` when it has one. A leaf without
+    /// one (a host outside any chassis, the tree being of uneven depth) is placed at `level`
+    /// by its coarsest ancestor strictly finer than `level`, which stands in for the missing
+    /// vertex; the leaf itself when no ancestor is finer (or the level is incomparable with
+    /// the leaf's, or not of this topology).
+    ///
+    /// So the leaves are partitioned, at every level, into subtrees: two leaves are together at
+    /// `level` exactly when this vertex is the same for both, and a leaf is always together
+    /// with itself. Collocation at `level` is this equality and anti-collocation its negation,
+    /// which keeps the seed's reading: members anti-collocated at a level differ there and at
+    /// every finer level, the leaf included.
+    #[must_use]
+    pub fn vertex_at_level(&self, leaf: LeafId, level: LevelId) -> LocVertexId {
+        let l = self.levels.len();
+        let v = self.leaf_loc[leaf.index()];
+        if level.index() >= l {
+            return v;
+        }
+        if !self.level_table.is_empty() {
+            return LocVertexId(self.level_table[leaf.index() * l + level.index()]);
+        }
+        self.vertex_at_level_untabled(v, level)
+    }
+
+    /// [`Topology::vertex_at_level`] without the table, for topologies too big for one.
+    pub(crate) fn vertex_at_level_untabled(&self, v: LocVertexId, level: LevelId) -> LocVertexId {
+        self.loc_ancestor_at_level(v, level).unwrap_or_else(|| {
+            LocVertexId(stand_in(
+                &self.loc,
+                &self.loc_level,
+                &self.levels,
+                v.0,
+                level,
+            ))
+        })
     }
 
     /// Like [`Topology::ancestor_at_level`] for any location vertex, in O(log n).
@@ -452,17 +496,11 @@ impl Topology {
         self.loc.is_ancestor(candidate.0, v.0).then_some(candidate)
     }
 
-    /// Whether both leaves lie under one and the same vertex of `level`. False when either
-    /// leaf has no vertex of that level on its root path.
+    /// Whether both leaves are at one place at `level`: the same [`Topology::vertex_at_level`]
+    /// (their common ancestor at `level`, or the one vertex standing in for it).
     #[must_use]
     pub fn same_at_level(&self, a: LeafId, b: LeafId, level: LevelId) -> bool {
-        match (
-            self.ancestor_at_level(a, level),
-            self.ancestor_at_level(b, level),
-        ) {
-            (Some(x), Some(y)) => x == y,
-            _ => false,
-        }
+        a == b || self.vertex_at_level(a, level) == self.vertex_at_level(b, level)
     }
 
     /// The negation of [`Topology::same_at_level`] (what anti-collocation at `level` requires).
@@ -704,4 +742,20 @@ impl TopologyBuilder {
         }
         b
     }
+}
+
+/// The vertex standing in at `level` for leaf vertex `v`, which has no ancestor at `level`:
+/// the topmost vertex of the run of strictly finer levels that starts at the leaf (levels
+/// coarsen upward, so the ancestors finer than `level` are such a run), or the leaf.
+fn stand_in(loc: &Tree, loc_level: &[LevelId], levels: &LevelOrder, v: u32, level: LevelId) -> u32 {
+    let mut best = v;
+    let mut cur = Some(v);
+    while let Some(u) = cur {
+        if !levels.is_finer(loc_level[u as usize], level) {
+            break;
+        }
+        best = u;
+        cur = loc.parent(u);
+    }
+    best
 }

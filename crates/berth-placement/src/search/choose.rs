@@ -55,9 +55,8 @@ impl<'i> Search<'i> {
                     level,
                     same: true,
                 } => {
-                    if let Some(pl) = partner(*a, *b)
-                        && let Some(v) = topo.ancestor_at_level(LeafId(pl), *level)
-                    {
+                    if let Some(pl) = partner(*a, *b) {
+                        let v = topo.vertex_at_level(LeafId(pl), *level);
                         consider(topo.leaves_under(v).collect(), &mut best);
                     }
                 }
@@ -67,9 +66,8 @@ impl<'i> Search<'i> {
                         .flatten()
                         .map(|&m| self.st.at[m as usize])
                         .find(|&l| l != NONE);
-                    if let Some(pl) = placed
-                        && let Some(v) = topo.ancestor_at_level(LeafId(pl), *level)
-                    {
+                    if let Some(pl) = placed {
+                        let v = topo.vertex_at_level(LeafId(pl), *level);
                         consider(topo.leaves_under(v).collect(), &mut best);
                     }
                 }

@@ -304,6 +304,24 @@ impl RandomDc {
             .map(|v| self.locs[v].id.clone())
     }
 
+    /// Where a leaf is at `level`, from the definition: its ancestor there; else the highest
+    /// vertex of the run of ancestors (from the leaf up) whose levels are finer; else the leaf.
+    pub fn naive_place(&self, leaf: &str, level: &str) -> String {
+        if let Some(v) = self.naive_at_level(leaf, level) {
+            return v;
+        }
+        let finer = finer_levels(level);
+        let path = self.loc_path(leaf);
+        let mut place = path[0];
+        for &v in &path {
+            if !finer.contains(&self.locs[v].level) {
+                break;
+            }
+            place = v;
+        }
+        self.locs[place].id.clone()
+    }
+
     pub fn naive_coords(&self, leaf: &str) -> Option<Coordinates> {
         self.loc_path(leaf)
             .into_iter()

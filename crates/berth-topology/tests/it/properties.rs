@@ -65,8 +65,7 @@ proptest! {
                 prop_assert_eq!(t.geo_distance_km(la, lb), want);
                 for level in RandomDc::levels() {
                     let l = t.level(&level).unwrap();
-                    let (na, nb) = (dc.naive_at_level(a, &level), dc.naive_at_level(b, &level));
-                    let same = na.is_some() && na == nb;
+                    let same = dc.naive_place(a, &level) == dc.naive_place(b, &level);
                     prop_assert_eq!(t.same_at_level(la, lb, l), same);
                     prop_assert_eq!(t.differ_at_level(la, lb, l), !same);
                 }
@@ -96,6 +95,12 @@ proptest! {
                 let got = t.ancestor_at_level(leaf, l);
                 prop_assert_eq!(got.map(|v| t.loc_name(v).to_owned()), dc.naive_at_level(&name, &level));
                 prop_assert_eq!(t.loc_ancestor_at_level(v, l), got, "table and binary search agree");
+                let place = t.vertex_at_level(leaf, l);
+                prop_assert_eq!(t.loc_name(place), dc.naive_place(&name, &level));
+                prop_assert!(t.leaves_under(place).contains(&leaf.0));
+                if let Some(a) = got {
+                    prop_assert_eq!(place, a);
+                }
                 if let Some(a) = got {
                     prop_assert_eq!(t.loc_level(a), l);
                     prop_assert!(t.vertices_at_level(l).contains(&a));
