@@ -28,7 +28,9 @@
 //! - `zone`: key per category from the candidate's zones; `same` = one common key (unknown
 //!   zones fail), `different` = pairwise distinct keys (unknown zones fail); with a location
 //!   (country only) each demand is compared with the location's placemark country.
-//! - `inventory_group`: any number of demands; their candidates share at least one group.
+//! - `inventory_group`: the first two demands listed (seed 000: pairs only, a longer list
+//!   uses its first two, which the template loader warns about, naming the rest); their
+//!   candidates share at least one group.
 //! - `instance_fit` / `region_fit` / `vim_fit` / `service`: `request` is amounts per
 //!   dimension: `vcpu` (also `vCPU`, `cores`), `ram_mib` (`Memory`) and `disk_gib` (`Storage`)
 //!   take HAS's multicloud shape `{quantity, unit}` (a bare number is GB), converted exactly

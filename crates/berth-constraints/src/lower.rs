@@ -243,7 +243,9 @@ impl<'a> Lower<'a> {
                 }
             }
             ConstraintKind::Zone(p) => self.zone(name, &ds, p)?,
-            ConstraintKind::InventoryGroup => self.group(name, &ds),
+            // Seed 000: "only pair-wise groups are supported; if three or more demands are
+            // specified, only the first two will be used" (the template loader warns).
+            ConstraintKind::InventoryGroup => self.group(name, &ds[..ds.len().min(2)]),
             ConstraintKind::InstanceFit(p)
             | ConstraintKind::RegionFit(p)
             | ConstraintKind::VimFit(p) => {

@@ -363,7 +363,7 @@ fn pairwise_constraints_need_two_demands() {
         e,
         [
             "error constraints.z.demands (9:28): a zone constraint relates demands pairwise; expected at least two demands, found 1",
-            "warning constraints.g.demands (10:39): inventory_group supports pairs only; only the first two of 3 demands are used",
+            "warning constraints.g.demands (10:39): inventory_group supports pairs only (seed 000): `vG1` and `vG2` share a group; `vG3` is not constrained by it",
             "error constraints.x.properties.a (12:64): unknown key `a` in inventory_group properties; expected none",
         ]
     );

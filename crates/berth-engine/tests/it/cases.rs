@@ -100,23 +100,33 @@ fn zone_same_and_different_categories() {
 }
 
 #[test]
-fn inventory_group_with_three_demands_and_multi_group_candidates() {
+fn inventory_group_with_three_demands_groups_the_first_two_as_the_seed_says() {
     let g = "  grp:\n    type: inventory_group\n    demands: [x, y, w]\n";
     let o = PlanOptions {
-        solutions: 10,
+        solutions: 20,
         ..opts()
     };
-    let out = run(&template(&["x", "y", "w"], g, ""), SITES, &o).unwrap();
-    // g2 (a, b) holds all three in 2^3 ways; g3 only as c/c/c; g1 = {a} alone adds none.
-    assert_eq!(out.solutions.len(), 9);
+    let t = template(&["x", "y", "w"], g, "");
+    let warnings = berth_template::validate(&t, &berth_template::LoadOptions::default());
+    assert!(
+        warnings.iter().any(|d| d
+            .message
+            .contains("`x` and `y` share a group; `w` is not constrained")),
+        "{warnings:?}"
+    );
+    let out = run(&t, SITES, &o).unwrap();
+    // x and y share a group (a/a, a/b, b/a, b/b through g2, c/c through g3); w is free.
+    assert_eq!(out.solutions.len(), 15);
+    let on = |s: &berth_engine::PlanSolution, d: &str| s.placements[d]["candidate_id"].clone();
     for s in &out.solutions {
-        let on_c = s
-            .placements
-            .values()
-            .filter(|p| p["candidate_id"] == "c")
-            .count();
-        assert!(on_c == 0 || on_c == 3, "{s:?}");
+        assert_eq!(on(s, "x") == "c", on(s, "y") == "c", "{s:?}");
     }
+    assert!(
+        out.solutions
+            .iter()
+            .any(|s| on(s, "w") == "c" && on(s, "x") != "c"),
+        "w is not grouped with x and y"
+    );
 }
 
 #[test]

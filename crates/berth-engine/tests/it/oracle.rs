@@ -1,6 +1,7 @@
 //! Property test against brute force: random small templates + inventories (distance, zone,
-//! attribute and capacity constraints); the engine's optimum equals the brute-force optimum
-//! and every returned plan passes a checker written here from the template semantics.
+//! attribute, capacity and inventory group constraints); the engine's optimum equals the
+//! brute-force optimum and every returned plan passes a checker written here from the
+//! template semantics (an inventory group of three or more demands: the seed's first two).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -19,6 +20,8 @@ struct Cand {
     tier: u8,
     vcpu: u8,
     cost: u8,
+    /// Inventory groups `g0`..`g2` the candidate is in, as bits.
+    groups: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -46,6 +49,9 @@ enum Con {
         ds: Vec<usize>,
         req: u8,
     },
+    Group {
+        ds: Vec<usize>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -69,16 +75,20 @@ fn cand() -> impl Strategy<Value = Cand> {
         0u8..4,
         0u8..9,
         0u8..100,
+        0u8..8,
     )
-        .prop_map(|(lat, lon, disaster, complex, tier, vcpu, cost)| Cand {
-            lat,
-            lon,
-            disaster,
-            complex,
-            tier,
-            vcpu,
-            cost,
-        })
+        .prop_map(
+            |(lat, lon, disaster, complex, tier, vcpu, cost, groups)| Cand {
+                lat,
+                lon,
+                disaster,
+                complex,
+                tier,
+                vcpu,
+                cost,
+                groups,
+            },
+        )
 }
 
 fn con(n: usize) -> impl Strategy<Value = Con> {
@@ -105,6 +115,8 @@ fn con(n: usize) -> impl Strategy<Value = Con> {
         }),
         (idx(), 0u8..4).prop_map(|(d, min_tier)| Con::Attr { d, min_tier }),
         (subset(), 1u8..5).prop_map(|(ds, req)| Con::Fit { ds, req }),
+        // Unsorted, so "the first two" are not always the two smallest.
+        subset().prop_shuffle().prop_map(|ds| Con::Group { ds }),
     ]
 }
 
@@ -147,10 +159,19 @@ fn inventory(case: &Case) -> String {
     let mut s = String::from("candidates:\n");
     for (i, c) in case.cands.iter().enumerate() {
         let (lat, lon) = coord(c);
+        let groups: Vec<String> = (0..3)
+            .filter(|g| c.groups >> g & 1 == 1)
+            .map(|g| format!("g{g}"))
+            .collect();
         let _ = writeln!(
             s,
-            "  - {{candidate_id: c{i}, inventory_type: cloud, latitude: {lat:.1}, longitude: {lon:.1}, cost: {}, complex_name: cx{}, zones: {{disaster: z{}}}, attributes: {{tier: {}}}, capacity: {{vcpu: {}}}}}",
-            c.cost, c.complex, c.disaster, c.tier, c.vcpu
+            "  - {{candidate_id: c{i}, inventory_type: cloud, latitude: {lat:.1}, longitude: {lon:.1}, cost: {}, complex_name: cx{}, zones: {{disaster: z{}}}, attributes: {{tier: {}}}, capacity: {{vcpu: {}}}, groups: [{}]}}",
+            c.cost,
+            c.complex,
+            c.disaster,
+            c.tier,
+            c.vcpu,
+            groups.join(", ")
         );
     }
     s
@@ -206,6 +227,11 @@ fn template(case: &Case) -> String {
             Con::Fit { ds, req } => writeln!(
                 cons,
                 "  k{i}: {{type: region_fit, demands: [{}], properties: {{controller: capacity, request: {{vcpu: {req}}}}}}}",
+                list(ds)
+            ),
+            Con::Group { ds } if ds.len() >= 2 => writeln!(
+                cons,
+                "  k{i}: {{type: inventory_group, demands: [{}]}}",
                 list(ds)
             ),
             _ => Ok(()),
@@ -299,6 +325,9 @@ fn feasible(case: &Case, x: &[usize]) -> bool {
                 }
                 true
             }
+            // Seed 000: pairs only; of a longer list only the first two are grouped.
+            Con::Group { ds } if ds.len() >= 2 => c(ds[0]).groups & c(ds[1]).groups != 0,
+            Con::Group { .. } => true,
         };
         if !ok {
             return false;
@@ -405,6 +434,7 @@ fn k_best_lists_each_plan_once() {
         tier,
         vcpu,
         cost,
+        groups: 0,
     };
     let case = Case {
         cands: vec![

@@ -108,8 +108,16 @@ impl Reader<'_> {
                     if ConstraintKind::is_pairwise(t) && declared < 2 {
                         self.error(&dp, d.pos, format!("a {t} constraint relates demands pairwise; expected at least two demands, found {declared}"));
                     }
-                    if t == "inventory_group" && declared > 2 {
-                        self.warning(&dp, d.pos, format!("inventory_group supports pairs only; only the first two of {declared} demands are used"));
+                    if t == "inventory_group" && list.len() > 2 {
+                        let rest: Vec<String> =
+                            list[2..].iter().map(|n| format!("`{n}`")).collect();
+                        self.warning(&dp, d.pos, format!(
+                            "inventory_group supports pairs only (seed 000): `{}` and `{}` share a group; {} {} not constrained by it",
+                            list[0],
+                            list[1],
+                            rest.join(", "),
+                            if rest.len() == 1 { "is" } else { "are" }
+                        ));
                     }
                 }
                 list
