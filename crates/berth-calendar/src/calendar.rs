@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::error::CalendarError;
 use crate::model::{
-    AllocationRequest, Applied, CapacityChange, Command, Event, LogEntry, Outcome,
+    AllocationRequest, Applied, CapacityChange, Command, Declaration, Event, LogEntry, Outcome,
     ReservationRequest, ThresholdSubscription,
 };
 use crate::policy::Policy;
@@ -205,6 +205,8 @@ impl Calendar {
                     .ok_or(CalendarError::UnknownSubscription { id })?;
                 Applied::Unsubscribed { id }
             }
+            Command::DeclareCapacity(d) => self.declare_at(d, now, &mut events)?,
+            Command::RetirePool { pool } => self.retire_at(pool, now, &mut events)?,
         };
         if let Some(w) = watch {
             self.commit(w);
@@ -232,6 +234,24 @@ impl Calendar {
         now: DateTime<Utc>,
     ) -> Result<Outcome, CalendarError> {
         self.apply(Command::DecreaseCapacity(change), now)
+    }
+
+    /// Declares a pool's capacity from `now` on ([`Command::DeclareCapacity`]).
+    pub fn declare_capacity(
+        &mut self,
+        declaration: Declaration,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome, CalendarError> {
+        self.apply(Command::DeclareCapacity(declaration), now)
+    }
+
+    /// Retires a pool from `now` on ([`Command::RetirePool`]).
+    pub fn retire_pool(
+        &mut self,
+        pool: PoolKey,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome, CalendarError> {
+        self.apply(Command::RetirePool { pool }, now)
     }
 
     /// `create-reservation`; returns the new id and the outcome.
@@ -355,6 +375,7 @@ mod admission;
 mod allocations;
 mod bulk;
 mod capacity;
+mod declare;
 mod offers;
 mod preemption;
 pub(crate) mod query;

@@ -8,6 +8,12 @@
 //! - **Pools** ([`PoolKey`] = zone + provider) have a capacity per [`Dimension`] that is a step
 //!   function of time, changed by [`Command::IncreaseCapacity`] / [`Command::DecreaseCapacity`]
 //!   over a window (open-ended allowed). Quantities are integers ([`Amounts`]).
+//! - **Declared pools**: a pool's source (an inventory) states what the pool has with
+//!   [`Command::DeclareCapacity`]; the capacity moves by the difference to the previous
+//!   declaration from `now` for good (decreases cut at zero where a windowed change left less),
+//!   so declaring the same twice changes nothing and windows made by hand keep their effect.
+//!   [`Command::RetirePool`] zeroes a pool whose source is gone from `now` on, keeping its
+//!   history; [`Calendar::declared_pools`] is what a reconcile compares its source with.
 //! - **Reservations** hold amounts in one pool over a half-open window `[start, end)` (open end
 //!   allowed) with an optional expiry: at expiry the unallocated rest is released. States:
 //!   [`ReservationState`] initialized → active → (expired) → ended, or cancelled.
@@ -120,10 +126,10 @@ pub use calendar::{Calendar, MAX_POOL_TOTAL, MAX_QUANTITY};
 pub use error::{CalendarError, SnapshotProblem, SnapshotRecord};
 pub use model::{
     Allocation, AllocationRequest, AllocationState, Applied, CancelReason, CapacityChange,
-    CapacityLevels, CapacityQuery, CapacityReport, CapacitySummary, Command, Conflict, Event,
-    FoundWindow, LogEntry, Offer, Outcome, PoolCapacity, RecordRef, Reservation, ReservationQuery,
-    ReservationRequest, ReservationState, Scope, Shortage, TerminationReason,
-    ThresholdSubscription, UtilizationStep, WindowQuery,
+    CapacityLevels, CapacityQuery, CapacityReport, CapacitySummary, Command, Conflict, Declaration,
+    DeclaredPool, Event, FoundWindow, LogEntry, Offer, Outcome, PoolCapacity, RecordRef,
+    Reservation, ReservationQuery, ReservationRequest, ReservationState, Scope, Shortage,
+    TerminationReason, ThresholdSubscription, UtilizationStep, WindowQuery,
 };
 pub use policy::{Policy, PolicyRule, Preemption};
 pub use types::{

@@ -198,6 +198,32 @@ pub struct CapacityChange {
     pub amounts: Amounts,
 }
 
+/// What a pool's source (an inventory) says its capacity is from now on
+/// (`declare-capacity`): the calendar moves the pool's capacity by the difference to the
+/// previous declaration, from the command's `now` for good, so windowed changes made by hand
+/// (a maintenance window) keep their effect. Declaring the same amounts again changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declaration {
+    /// The pool (created by its first declaration).
+    pub pool: PoolKey,
+    /// The capacity per dimension; a dimension left out is declared 0.
+    pub amounts: Amounts,
+}
+
+/// A pool as its source last declared it (see [`Command::DeclareCapacity`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredPool {
+    /// The pool.
+    pub pool: PoolKey,
+    /// The capacity last declared; for a pool never declared (made by `increase-capacity`),
+    /// its capacity for good (after its last change); empty once retired.
+    pub capacity: Amounts,
+    /// Whether `capacity` was declared (`false`: taken from the capacity for good).
+    pub declared: bool,
+    /// When the pool was retired ([`Command::RetirePool`]), unless it sells again since.
+    pub retired: Option<DateTime<Utc>>,
+}
+
 /// A subscription to "available below N" of one dimension in a zone (optionally one provider).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThresholdSubscription {
@@ -252,6 +278,18 @@ pub enum Command {
     Unsubscribe {
         /// The subscription.
         id: SubscriptionId,
+    },
+    /// Sets the capacity a pool's source declares, from now for good ([`Declaration`]).
+    /// Decreases are cut at zero where a windowed change left less; commitments above the
+    /// new capacity are flagged as by `decrease-capacity`. Un-retires a retired pool.
+    DeclareCapacity(Declaration),
+    /// Retires a pool whose source is gone: from now on its capacity is zero in every
+    /// dimension and at every instant, commitments there are flagged, and capacity queries
+    /// starting after the retirement leave it out unless a live record still holds part of
+    /// it. Its history stays. A later increase or declaration makes it sell again.
+    RetirePool {
+        /// The pool.
+        pool: PoolKey,
     },
 }
 
@@ -568,6 +606,29 @@ pub enum Applied {
     Unsubscribed {
         /// Its id.
         id: SubscriptionId,
+    },
+    /// A declaration applied.
+    CapacityDeclared {
+        /// Pool.
+        pool: PoolKey,
+        /// The capacity declared before (see [`DeclaredPool::capacity`]); empty for a new or
+        /// retired pool.
+        before: Amounts,
+        /// The capacity declared now.
+        after: Amounts,
+        /// Flagged records from now on, as `decrease-capacity` reports them; empty when
+        /// nothing changed.
+        at_risk: Vec<RecordRef>,
+    },
+    /// A pool retired.
+    PoolRetired {
+        /// Pool.
+        pool: PoolKey,
+        /// The capacity declared before (see [`DeclaredPool::capacity`]); empty when it was
+        /// retired already.
+        before: Amounts,
+        /// Flagged records from now on, as `decrease-capacity` reports them.
+        at_risk: Vec<RecordRef>,
     },
 }
 

@@ -1,7 +1,5 @@
 //! Capacity changes and the at-risk flags they raise or clear.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use super::{Calendar, CapacityStep, MAX_POOL_TOTAL, MAX_QUANTITY, Pool, tick, time};
 use crate::error::CalendarError;
 use crate::model::{Applied, CapacityChange, Event, RecordRef};
@@ -94,17 +92,15 @@ impl Calendar {
             Some(p) => p,
             None => {
                 let i = self.pools.len() as u32;
-                self.pools.push(Pool {
-                    key: c.pool.clone(),
-                    profiles: BTreeMap::new(),
-                    increases: BTreeMap::new(),
-                    history: Vec::new(),
-                    live: BTreeSet::new(),
-                });
+                self.pools.push(Pool::new(c.pool.clone()));
                 self.pool_ix.insert(c.pool.clone(), i);
                 i
             }
         };
+        if increase {
+            // Capacity added by hand makes a retired pool sell again.
+            self.pools[pool as usize].retired = None;
+        }
         for (d, &v) in c.amounts.iter() {
             if v == 0 {
                 continue;

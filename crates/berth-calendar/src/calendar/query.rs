@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{Calendar, OPEN, Qty, ResRec, add_into, end_time, tick, time};
 use crate::error::CalendarError;
 use crate::model::{
-    Allocation, CapacityLevels, CapacityQuery, CapacityReport, FoundWindow, Offer, PoolCapacity,
-    Reservation, ReservationQuery, ReservationRequest, ReservationState, Scope,
+    Allocation, CapacityLevels, CapacityQuery, CapacityReport, DeclaredPool, FoundWindow, Offer,
+    PoolCapacity, Reservation, ReservationQuery, ReservationRequest, ReservationState, Scope,
     ThresholdSubscription, UtilizationStep, WindowQuery,
 };
 use crate::policy::Policy;
@@ -34,6 +34,8 @@ pub struct CalendarState {
     pub subscriptions: Vec<(SubscriptionId, ThresholdSubscription, bool)>,
     /// Full utilization timeline of every pool.
     pub capacity: CapacityReport,
+    /// Every pool as its source declared it.
+    pub declared: Vec<DeclaredPool>,
 }
 
 fn levels(l: &Levels) -> CapacityLevels {
@@ -175,6 +177,13 @@ impl Calendar {
         for (key, &p) in &self.pool_ix {
             if q.zone.as_ref().is_some_and(|z| &key.zone != z)
                 || q.provider.as_ref().is_some_and(|pr| &key.provider != pr)
+            {
+                continue;
+            }
+            // A retired pool sells nothing after its retirement: it is shown only while a
+            // live record still holds part of it.
+            if self.pools[p as usize].retired.is_some_and(|r| start >= r)
+                && !self.holds_live(p, start, end)
             {
                 continue;
             }
@@ -329,6 +338,7 @@ impl Calendar {
                     .map(|&p| self.pool_capacity(p, start, OPEN, true))
                     .collect(),
             },
+            declared: self.declared_pools(None),
         }
     }
 }

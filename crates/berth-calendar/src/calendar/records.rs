@@ -33,6 +33,25 @@ pub(super) struct Pool {
     pub(super) history: Vec<CapacityStep>,
     /// Records contributing to the profiles, by start.
     pub(super) live: BTreeSet<(i64, RecordRef)>,
+    /// The capacity its source last declared (positive quantities), if it ever did.
+    pub(super) declared: Option<Qty>,
+    /// When it was retired, unless it sells again since.
+    pub(super) retired: Option<i64>,
+}
+
+impl Pool {
+    /// A pool with nothing in it yet.
+    pub(super) fn new(key: PoolKey) -> Pool {
+        Pool {
+            key,
+            profiles: BTreeMap::new(),
+            increases: BTreeMap::new(),
+            history: Vec::new(),
+            live: BTreeSet::new(),
+            declared: None,
+            retired: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -58,6 +58,12 @@ struct PoolSnap {
     key: PoolKey,
     /// Every accepted capacity change, in order.
     capacity: Vec<CapacitySnap>,
+    /// The capacity its source last declared, if it ever did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    declared: Option<Amounts>,
+    /// When it was retired, unless it sells again since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retired: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +157,8 @@ impl Calendar {
                 .pools
                 .iter()
                 .map(|p| PoolSnap {
+                    declared: p.declared.as_ref().map(|q| self.amounts(q)),
+                    retired: p.retired.map(time),
                     key: p.key.clone(),
                     capacity: p
                         .history
@@ -288,13 +296,17 @@ impl Calendar {
         if self.pool_ix.contains_key(&p.key) {
             return Err(bad(record(), SnapshotProblem::Duplicate));
         }
-        let mut pool = Pool {
-            key: p.key.clone(),
-            profiles: BTreeMap::new(),
-            increases: BTreeMap::new(),
-            history: Vec::with_capacity(p.capacity.len()),
-            live: BTreeSet::new(),
-        };
+        let mut pool = Pool::new(p.key.clone());
+        pool.history.reserve(p.capacity.len());
+        if let Some(r) = p.retired {
+            if self.clock.is_none_or(|c| tick(r) > c) || p.declared.is_some() {
+                return Err(bad(
+                    record(),
+                    SnapshotProblem::Inconsistent { field: "retired" },
+                ));
+            }
+            pool.retired = Some(tick(r));
+        }
         for c in &p.capacity {
             let dimension = c.dimension.clone();
             let Some(&dim) = self.dim_ix.get(&c.dimension) else {
@@ -341,8 +353,13 @@ impl Calendar {
                 change: c.change,
             });
         }
-        self.pool_ix.insert(p.key, self.pools.len() as u32);
+        let ix = self.pools.len() as u32;
+        self.pool_ix.insert(p.key.clone(), ix);
         self.pools.push(pool);
+        if let Some(declared) = &p.declared {
+            let q = self.restore_qty(declared, ix, &record())?;
+            self.pools[ix as usize].declared = Some(q);
+        }
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::type_complexity)]
 
 mod bulk;
+mod declare;
 mod model;
 mod replay;
 mod scenarios;

@@ -153,6 +153,8 @@ struct Model {
     clock: Option<i64>,
     caps: Vec<CapRec>,
     pools: BTreeSet<PoolKey>,
+    declared: BTreeMap<PoolKey, Q>,
+    retired: BTreeMap<PoolKey, i64>,
     known: BTreeSet<String>,
     res: BTreeMap<ReservationId, MRes>,
     allocs: BTreeMap<AllocationId, MAlloc>,
@@ -171,6 +173,8 @@ impl Model {
             clock: None,
             caps: Vec::new(),
             pools: BTreeSet::new(),
+            declared: BTreeMap::new(),
+            retired: BTreeMap::new(),
             known: BTreeSet::new(),
             res: BTreeMap::new(),
             allocs: BTreeMap::new(),
@@ -674,6 +678,8 @@ impl Model {
         let applied = match cmd {
             Command::IncreaseCapacity(c) => self.capacity(c, true, now, &mut ev)?,
             Command::DecreaseCapacity(c) => self.capacity(c, false, now, &mut ev)?,
+            Command::DeclareCapacity(d) => self.declare(d, now, &mut ev)?,
+            Command::RetirePool { pool } => self.retire(pool, now, &mut ev)?,
             Command::CreateReservation(req) => {
                 let spec = self.spec(req, now, None)?;
                 let pools = self.candidate_pools(&req.zone, req.provider.as_ref())?;
@@ -958,10 +964,28 @@ impl Model {
                 delta,
             });
         }
-        // Re-flag live records of the pool overlapping the change, in (start, record) order.
+        if increase {
+            self.retired.remove(&c.pool);
+        }
+        let flagged = self.reflag(&c.pool, start, end, now, ev);
+        Ok(Applied::CapacityChanged {
+            pool: c.pool.clone(),
+            at_risk: flagged,
+        })
+    }
+
+    /// Re-flags live records of `pool` overlapping `[start, end)`, in (start, record) order.
+    fn reflag(
+        &mut self,
+        pool: &PoolKey,
+        start: i64,
+        end: i64,
+        now: i64,
+        ev: &mut Vec<Event>,
+    ) -> Vec<RecordRef> {
         let mut recs: Vec<(i64, RecordRef, i64, Q)> = Vec::new();
         for (id, r) in &self.res {
-            if r.live() && r.pool == c.pool {
+            if r.live() && &r.pool == pool {
                 recs.push((
                     r.start,
                     RecordRef::Reservation(*id),
@@ -971,7 +995,7 @@ impl Model {
             }
         }
         for (id, a) in &self.allocs {
-            if a.state == AllocationState::Active && a.pool == c.pool {
+            if a.state == AllocationState::Active && &a.pool == pool {
                 recs.push((
                     a.start,
                     RecordRef::Allocation(*id),
@@ -989,9 +1013,9 @@ impl Model {
             let short: Vec<Dimension> = dims
                 .keys()
                 .filter(|d| {
-                    self.points(&c.pool, s, e)
+                    self.points(pool, s, e)
                         .iter()
-                        .any(|t| self.avail(&c.pool, d, *t, &Excl::new()) < 0)
+                        .any(|t| self.avail(pool, d, *t, &Excl::new()) < 0)
                 })
                 .map(|d| Dimension::new(d.clone()))
                 .collect();
@@ -1010,17 +1034,143 @@ impl Model {
                     ev.push(Event::CommitmentAtRisk {
                         at: tm(now),
                         record: r,
-                        pool: c.pool.clone(),
+                        pool: pool.clone(),
                         dimensions: short,
                     });
                 }
             }
         }
         flagged.sort();
-        Ok(Applied::CapacityChanged {
-            pool: c.pool.clone(),
-            at_risk: flagged,
+        flagged
+    }
+
+    /// What the pool's source last declared, else its capacity for good; empty once retired.
+    fn baseline(&self, pool: &PoolKey) -> Q {
+        if self.retired.contains_key(pool) {
+            return Q::new();
+        }
+        if let Some(q) = self.declared.get(pool) {
+            return q.clone();
+        }
+        let mut q = Q::new();
+        for c in self
+            .caps
+            .iter()
+            .filter(|c| &c.pool == pool && c.end == OPEN)
+        {
+            *q.entry(c.dim.clone()).or_insert(0) += c.delta;
+        }
+        q.retain(|_, v| *v > 0);
+        q
+    }
+
+    /// Lowers `dim` of `pool` by `amount` from `from` on, never below zero at any instant.
+    fn lower(&mut self, pool: &PoolKey, dim: &str, from: i64, amount: i64) {
+        let pts = self.points(pool, from, OPEN);
+        let mut cuts = Vec::new();
+        for (i, t) in pts.iter().enumerate() {
+            let end = pts.get(i + 1).copied().unwrap_or(OPEN);
+            let cut = amount.min(self.cap(pool, dim, *t).max(0));
+            if cut > 0 {
+                cuts.push(CapRec {
+                    pool: pool.clone(),
+                    dim: dim.to_owned(),
+                    start: *t,
+                    end,
+                    delta: -cut,
+                });
+            }
+        }
+        self.caps.extend(cuts);
+    }
+
+    fn declare(&mut self, d: &Declaration, now: i64, ev: &mut Vec<Event>) -> Result<Applied, MErr> {
+        let before = if self.pools.contains(&d.pool) {
+            self.baseline(&d.pool)
+        } else {
+            Q::new()
+        };
+        let after = q_of(&d.amounts);
+        self.pools.insert(d.pool.clone());
+        let dims: BTreeSet<String> = before.keys().chain(after.keys()).cloned().collect();
+        let mut changed = false;
+        for dim in dims {
+            let old = before.get(&dim).copied().unwrap_or(0);
+            let new = after.get(&dim).copied().unwrap_or(0);
+            if old == new {
+                continue;
+            }
+            changed = true;
+            if new > old {
+                self.known.insert(dim.clone());
+                self.caps.push(CapRec {
+                    pool: d.pool.clone(),
+                    dim,
+                    start: now,
+                    end: OPEN,
+                    delta: new - old,
+                });
+            } else {
+                self.lower(&d.pool, &dim, now, old - new);
+            }
+        }
+        self.declared.insert(d.pool.clone(), after.clone());
+        self.retired.remove(&d.pool);
+        let at_risk = if changed {
+            self.reflag(&d.pool, now, OPEN, now, ev)
+        } else {
+            Vec::new()
+        };
+        Ok(Applied::CapacityDeclared {
+            pool: d.pool.clone(),
+            before: am(&before),
+            after: am(&after),
+            at_risk,
         })
+    }
+
+    fn retire(&mut self, pool: &PoolKey, now: i64, ev: &mut Vec<Event>) -> Result<Applied, MErr> {
+        if !self.pools.contains(pool) {
+            return Err(k("UnknownPool"));
+        }
+        if self.retired.contains_key(pool) {
+            return Ok(Applied::PoolRetired {
+                pool: pool.clone(),
+                before: Amounts::new(),
+                at_risk: Vec::new(),
+            });
+        }
+        let before = self.baseline(pool);
+        let dims: BTreeSet<String> = self
+            .caps
+            .iter()
+            .filter(|c| &c.pool == pool)
+            .map(|c| c.dim.clone())
+            .collect();
+        for dim in dims {
+            self.lower(pool, &dim, now, i64::MAX);
+        }
+        self.declared.remove(pool);
+        self.retired.insert(pool.clone(), now);
+        let at_risk = self.reflag(pool, now, OPEN, now, ev);
+        Ok(Applied::PoolRetired {
+            pool: pool.clone(),
+            before: am(&before),
+            at_risk,
+        })
+    }
+
+    /// The pools as the calendar's `declared_pools` reports them.
+    fn declared_pools(&self) -> Vec<DeclaredPool> {
+        self.pools
+            .iter()
+            .map(|p| DeclaredPool {
+                pool: p.clone(),
+                capacity: am(&self.baseline(p)),
+                declared: self.declared.contains_key(p),
+                retired: self.retired.get(p).map(|t| tm(*t)),
+            })
+            .collect()
     }
 
     fn next_timer(&self) -> Option<(i64, u8, u64)> {
@@ -1246,6 +1396,13 @@ impl Model {
             .pools
             .iter()
             .filter(|p| zone.is_none_or(|z| &p.zone == z))
+            .filter(|p| {
+                self.retired.get(*p).is_none_or(|r| s < *r)
+                    || self
+                        .records()
+                        .iter()
+                        .any(|(_, rp, rs, re, _, _)| rp == *p && *rs < e && *re > s)
+            })
         {
             let dims: BTreeSet<String> = self
                 .caps
@@ -1395,6 +1552,13 @@ pub(crate) enum Op {
         below: u64,
     },
     Unsubscribe(usize),
+    /// A source declares a pool's capacity (`None`: the dimension is left out).
+    Declare {
+        pool: usize,
+        cores: Option<u64>,
+        ram: Option<u64>,
+    },
+    Retire(usize),
     QueryCapacity {
         zone: Option<usize>,
         start: i64,
@@ -1454,6 +1618,9 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..3, prop::option::weighted(0.3, 0usize..2), prop::bool::ANY, 0u64..12)
             .prop_map(|(zone, provider, ram, below)| Op::Subscribe { zone, provider, ram, below }),
         1 => (0usize..4).prop_map(Op::Unsubscribe),
+        2 => (0usize..3, prop::option::weighted(0.8, 0u64..14), prop::option::weighted(0.6, 0u64..8))
+            .prop_map(|(pool, cores, ram)| Op::Declare { pool, cores, ram }),
+        1 => (0usize..3).prop_map(Op::Retire),
         1 => (prop::option::of(0usize..2), 0i64..40, prop::option::of(1i64..30))
             .prop_map(|(zone, start, len)| Op::QueryCapacity { zone, start, len }),
         1 => req().prop_map(Op::Offer),
@@ -1529,6 +1696,7 @@ fn compare(cal: &Calendar, m: &Model) -> Result<(), TestCaseError> {
     prop_assert_eq!(&state.reservations, &want_r);
     let want_a: Vec<Allocation> = m.allocs.keys().map(|id| m.view_alloc(*id)).collect();
     prop_assert_eq!(&state.allocations, &want_a);
+    prop_assert_eq!(&state.declared, &m.declared_pools());
     m.check_invariant().map_err(TestCaseError::fail)?;
     Ok(())
 }
@@ -1666,6 +1834,26 @@ pub(crate) fn run(policy: Policy, ops: Vec<Op>) -> Result<(Trace, Calendar), Tes
             Op::Unsubscribe(i) => Command::Unsubscribe {
                 id: SubscriptionId(1 + (*i as u64) % m.next_sub.max(1)),
             },
+            Op::Declare { pool, cores, ram } => {
+                let (z, p) = POOLS[*pool];
+                let mut amounts = Amounts::new();
+                if let Some(c) = cores {
+                    amounts.set(Dimension::cores(), *c);
+                }
+                if let Some(r) = ram {
+                    amounts.set(Dimension::ram(), *r);
+                }
+                Command::DeclareCapacity(Declaration {
+                    pool: PoolKey::new(z, p),
+                    amounts,
+                })
+            }
+            Op::Retire(pool) => {
+                let (z, p) = POOLS[*pool];
+                Command::RetirePool {
+                    pool: PoolKey::new(z, p),
+                }
+            }
             Op::QueryCapacity { zone, start, len } => {
                 let s = now + start * HOUR;
                 let e = len.map_or(OPEN, |l| s + l * HOUR);
@@ -1789,6 +1977,8 @@ fn threshold_op() -> impl Strategy<Value = Op> {
         2 => (0usize..3, prop::option::weighted(0.3, 0usize..2), prop::bool::ANY, 0u64..12)
             .prop_map(|(zone, provider, ram, below)| Op::Subscribe { zone, provider, ram, below }),
         1 => (0usize..4).prop_map(Op::Unsubscribe),
+        1 => (0usize..3, prop::option::weighted(0.8, 0u64..14), prop::option::weighted(0.6, 0u64..8))
+            .prop_map(|(pool, cores, ram)| Op::Declare { pool, cores, ram }),
     ]
 }
 
