@@ -77,6 +77,17 @@ pub enum ServiceError {
         /// Why.
         message: String,
     },
+    /// An inventory that cannot be served (nothing was changed; the inventory served stays):
+    /// every problem found, with its line and column.
+    #[error("invalid inventory {origin}: {message}")]
+    InvalidInventory {
+        /// Where it was read from (`file /etc/berth/inventory.yaml`).
+        origin: String,
+        /// What is wrong: the first errors, in document order.
+        message: String,
+        /// Every problem found (errors and warnings), in document order.
+        diagnostics: Vec<berth_doc::Diagnostic>,
+    },
     /// A stored record could not be read back.
     #[error("corrupt record {seq} of `{stream}`: {message}")]
     Corrupt {
@@ -102,7 +113,9 @@ impl ServiceError {
                 | CalendarError::UnknownSubscription { .. } => ErrorKind::NotFound,
                 _ => ErrorKind::InvalidInput,
             },
-            ServiceError::Invalid { .. } => ErrorKind::InvalidInput,
+            ServiceError::Invalid { .. } | ServiceError::InvalidInventory { .. } => {
+                ErrorKind::InvalidInput
+            }
             ServiceError::NotFound { .. } => ErrorKind::NotFound,
             ServiceError::KeyReused { .. } => ErrorKind::Conflict,
             ServiceError::Store { .. }

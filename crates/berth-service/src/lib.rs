@@ -25,6 +25,35 @@
 //! - [`Ownership`]: in a cluster, the calendar stream's lease (`berth_store::Lease`): its
 //!   holder alone commits, every commit fenced by its token; the others forward writes to it
 //!   and take the lease when it lapses (an owner that died), within the lease time.
+//! - [`inventory`]: the inventory as the source of truth, whatever it comes from (a file, a
+//!   cloud's API). An inventory source turns what it read into [`InventoryPools`] (a provider
+//!   name, and per zone the capacity it has); [`ReservationService::reconcile`] brings the
+//!   calendar's pools of that provider in line with them and answers an [`InventoryDiff`]
+//!   (pools added; pools changed, dimension by dimension before → after, with the records put
+//!   at risk exactly as `decrease-capacity` reports them; pools removed, retired with their
+//!   live reservations listed; pools unchanged). It runs under the locks of every calendar
+//!   concerned and commits in one transaction; a daemon that loses a race recomputes, so
+//!   several daemons reconciling one store apply it once, and reconciling the same pools
+//!   again is an empty diff. [`ReservationService::reconcile_preview`] says what it would do
+//!   without doing it. [`InventoryReconciler`] is the loop around it: an [`InventorySource`]
+//!   loads a [`LoadedInventory`] (pools, the `InventoryProvider` plans resolve against, a
+//!   flavor catalog), a load that fails changes nothing, a good one is reconciled first and
+//!   then served through the [`SharedInventory`] the [`PlanService`] reads (each plan takes
+//!   the provider once, so plans and pools agree); every reconcile is logged as structured
+//!   events and kept, with the drift since, for status. A live source calls
+//!   `reload(Trigger::Refresh)` on its own period:
+//!
+//!   ```no_run
+//!   # async fn refresh(svc: &berth_service::ReservationService) -> Result<(), berth_service::ServiceError> {
+//!   use berth_calendar::Amounts;
+//!   let mut pools = berth_service::InventoryPools::new("openstack");
+//!   pools.pools.insert("compute-1".into(), Amounts::new().with("vcpu", 64).with("ram_mib", 262_144));
+//!   let diff = svc.reconcile(&pools).await?;
+//!   for p in &diff.changed {
+//!       println!("{}: {:?}", p.pool, p.dimensions);
+//!   }
+//!   # Ok(()) }
+//!   ```
 //! - [`Notifier`]: webhook POSTs with bounded retries and exponential backoff; `https://`
 //!   callbacks verified by rustls (built-in roots plus an optional CA file), `http://` refused
 //!   when `require_https` is set.
@@ -40,6 +69,7 @@
 
 mod changes;
 mod error;
+pub mod inventory;
 mod notify;
 mod ownership;
 mod plans;
@@ -47,6 +77,10 @@ mod reservations;
 
 pub use changes::Change;
 pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
+pub use inventory::{
+    InventoryDiff, InventoryPools, InventoryReconciler, InventorySource, LoadedInventory,
+    SharedInventory, Trigger,
+};
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use ownership::{Owner, Ownership, OwnershipOptions};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};

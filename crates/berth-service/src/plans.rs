@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::inventory::SharedInventory;
 use berth_calendar::{
     Amounts, Applied, Command, ReservationQuery, ReservationRequest, ReservationState,
 };
 use berth_engine::{PlanOptions, PlanOutcome, Status};
-use berth_inventory::InventoryProvider;
 use berth_store::{NewPlan, PlanRecord, PlanUpdate, Store, StoreError};
 use berth_template::Template;
 use chrono::{DateTime, Utc};
@@ -195,7 +195,7 @@ impl Default for PlanConfig {
 /// The plans, their store, and the statuses of plans this process is working on.
 pub struct PlanService {
     store: Arc<dyn Store>,
-    inventory: Arc<dyn InventoryProvider>,
+    inventory: SharedInventory,
     reservations: Arc<ReservationService>,
     clock: Arc<dyn WallClock>,
     cfg: PlanConfig,
@@ -249,9 +249,11 @@ fn to_plan(r: PlanRecord, working: &HashMap<String, PlanStatus>) -> Plan {
 impl PlanService {
     /// Starts `cfg.workers` workers on the store's plan queue, after releasing the claims an
     /// earlier run under the same node name left (so its unfinished plans resume at once).
+    /// `inventory` is a provider, or a [`SharedInventory`] an inventory reload replaces (each
+    /// plan resolves against the one it took when it started solving).
     pub async fn start(
         store: Arc<dyn Store>,
-        inventory: Arc<dyn InventoryProvider>,
+        inventory: impl Into<SharedInventory>,
         reservations: Arc<ReservationService>,
         clock: Arc<dyn WallClock>,
         cfg: PlanConfig,
@@ -263,7 +265,7 @@ impl PlanService {
         let (tx, rx) = mpsc::unbounded_channel();
         let svc = Arc::new(PlanService {
             store,
-            inventory,
+            inventory: inventory.into(),
             reservations,
             clock,
             cfg,
@@ -662,7 +664,7 @@ impl PlanService {
             threads: self.cfg.threads,
             ..PlanOptions::default()
         };
-        let inventory = Arc::clone(&self.inventory);
+        let inventory = self.inventory.current();
         let t = Arc::clone(&template);
         let handle =
             tokio::task::spawn_blocking(move || berth_engine::plan(&t, inventory.as_ref(), &opts));

@@ -4,6 +4,7 @@
 
 mod load;
 mod partitions;
+mod reconcile;
 mod spanning;
 mod spread;
 mod writer;
@@ -545,6 +546,8 @@ pub struct ReservationService {
     parts: std::sync::RwLock<BTreeMap<String, Arc<Part>>>,
     /// Serializes opening partitions: one writer per stream and process.
     opening: Mutex<()>,
+    /// `opts.static_providers` as they stand (an inventory reload replaces its provider's).
+    statics: std::sync::RwLock<Vec<ProviderInfo>>,
 }
 
 impl ReservationService {
@@ -558,7 +561,9 @@ impl ReservationService {
         clock: Arc<dyn WallClock>,
         notifier: Notifier,
     ) -> Result<Arc<ReservationService>, ServiceError> {
+        let statics = std::sync::RwLock::new(opts.static_providers.clone());
         let svc = ReservationService {
+            statics,
             store,
             opts,
             clock,
@@ -992,8 +997,8 @@ impl ReservationService {
     /// The provider `id` if the daemon knows it: [`DEFAULT_PROVIDER`], one from the
     /// configuration or inventory, or one registered with `add-provider`.
     pub async fn provider(&self, id: &str) -> Result<Option<ProviderInfo>, ServiceError> {
-        if let Some(p) = self.opts.static_providers.iter().find(|p| p.id == id) {
-            return Ok(Some(p.clone()));
+        if let Some(p) = self.static_providers().into_iter().find(|p| p.id == id) {
+            return Ok(Some(p));
         }
         if id == DEFAULT_PROVIDER {
             return Ok(Some(ProviderInfo {
@@ -1010,13 +1015,39 @@ impl ReservationService {
 
     /// Every known provider: configured ones first, then registered ones (no duplicates).
     pub async fn all_providers(&self) -> Result<Vec<ProviderInfo>, ServiceError> {
-        let mut out = self.opts.static_providers.clone();
+        let mut out = self.static_providers();
         for p in self.providers().await? {
             if !out.iter().any(|o| o.id == p.id) {
                 out.push(p);
             }
         }
         Ok(out)
+    }
+
+    /// The providers known from the configuration or inventory, as they stand.
+    fn static_providers(&self) -> Vec<ProviderInfo> {
+        match self.statics.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces (or adds) the configured provider `info.id` (an inventory reload's catalog).
+    pub fn set_static_provider(&self, info: ProviderInfo) {
+        let mut g = match self.statics.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match g.iter_mut().find(|p| p.id == info.id) {
+            Some(p) => *p = info,
+            None => g.push(info),
+        }
+    }
+
+    /// The service's clock now (never before the calendars' clocks matter: callers only
+    /// stamp records with it).
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
     }
 
     /// Webhooks, by id.
@@ -1191,6 +1222,8 @@ fn zone_of(c: &Command) -> Option<String> {
         Command::CreateReservation(r) => Some(r.zone.0.clone()),
         Command::CreateAllocation(a) => a.zone.as_ref().map(|z| z.0.clone()),
         Command::IncreaseCapacity(c) | Command::DecreaseCapacity(c) => Some(c.pool.zone.0.clone()),
+        Command::DeclareCapacity(d) => Some(d.pool.zone.0.clone()),
+        Command::RetirePool { pool } => Some(pool.zone.0.clone()),
         Command::Subscribe(s) => Some(s.zone.0.clone()),
         _ => None,
     }

@@ -6,6 +6,7 @@ use chrono::TimeZone;
 
 use super::*;
 use crate::{ManualClock, Notifier, ReservationOptions};
+use berth_inventory::InventoryProvider;
 
 const INVENTORY: &str = "
 candidates:

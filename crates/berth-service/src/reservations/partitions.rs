@@ -211,6 +211,8 @@ impl ReservationService {
             Command::IncreaseCapacity(c) | Command::DecreaseCapacity(c) => {
                 Some(key.of_pool(&c.pool))
             }
+            Command::DeclareCapacity(d) => Some(key.of_pool(&d.pool)),
+            Command::RetirePool { pool } => Some(key.of_pool(pool)),
             Command::CreateReservation(r) => {
                 named(&r.zone.0, r.provider.as_ref().map(|p| p.0.as_str()))
             }
@@ -364,4 +366,4 @@ fn unknown_partition_unpartitioned(p: &str) -> ServiceError {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

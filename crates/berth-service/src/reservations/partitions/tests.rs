@@ -50,7 +50,7 @@ fn reserve(zone: &str, n: u64) -> Command {
 
 /// The stores a test runs on: SQLite in memory, and a PostgreSQL schema of its own when the
 /// URL is set.
-async fn stores(test: &str) -> Vec<(String, Arc<dyn Store>)> {
+pub(in crate::reservations) async fn stores(test: &str) -> Vec<(String, Arc<dyn Store>)> {
     // A file of its own: in-memory SQLite databases opened together may share a cache.
     let dir: &'static tempfile::TempDir = Box::leak(Box::new(tempfile::tempdir().unwrap()));
     let url = format!("sqlite://{}", dir.path().join("berth.db").display());
