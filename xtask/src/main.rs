@@ -15,7 +15,9 @@ use anyhow::{Context, Result, bail};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci      fmt check, clippy -D warnings, tidy, all tests and doctests, bench smoke, fuzz check
+  ci      fmt check, clippy -D warnings, tidy, all tests and doctests, bench smoke, fuzz check;
+          with BERTH_TEST_OS_DIR set, waits for the OpenStack of .ci/openstack.sh and smoke-tests
+          it before the tests
   tidy    layering rule, `//!` headers, no ignored or should-panic tests
   bench   run the criterion benches briefly (extra arguments go to cargo bench)
   bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--threads N] [--no-cpsat]
@@ -121,6 +123,16 @@ fn ci() -> Result<()> {
 
     eprintln!("\n==> xtask tidy");
     tidy::run(&root())?;
+
+    // A cloud whose bring-up `.ci/openstack.sh start --background` left running behind the
+    // build (as .ci/run does): up and verified before the tests that drive it.
+    if std::env::var_os("BERTH_TEST_OS_DIR").is_some() {
+        for sub in ["wait", "smoke"] {
+            let mut os = Command::new("bash");
+            os.current_dir(root()).args([".ci/openstack.sh", sub]);
+            run(&format!("openstack.sh {sub}"), os)?;
+        }
+    }
 
     if has_nextest() {
         let mut t = cargo();
