@@ -116,7 +116,8 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
             return Ok(fail(ui.format, &err));
         }
     };
-    for w in &inventory.warnings {
+    // Loader warnings, and capacity keys no request of this template uses.
+    for w in berth_engine::inventory_diagnostics(&inventory, &[&template]) {
         eprintln!("{}: warning: {w}", args.inventory.display());
     }
     let topology = match load_topology(&args.inventory, &mut inventory)? {

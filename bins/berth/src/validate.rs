@@ -1,18 +1,19 @@
-//! `berth validate`: every diagnostic of every template, text or JSON.
+//! `berth validate`: every diagnostic of every template, and of the inventory given with
+//! `--inventory` (with its capacity keys no template's request uses), text or JSON.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use berth_doc::{Diagnostic, Severity};
-use berth_inventory::StaticProvider;
+use berth_inventory::{Inventory, StaticProvider};
 
 use crate::output::{Data, Done, Format, Report, Table, View};
 use crate::{Ui, diagnostics, exit, input};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Template files (YAML or JSON).
-    #[arg(required = true)]
+    /// Template files (YAML or JSON); none with `--inventory` checks the inventory alone.
+    #[arg(required_unless_present = "inventory")]
     templates: Vec<PathBuf>,
     /// Override a parameter: `-p name=value` (value read as YAML: 250, true, [a, b], text).
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE", value_parser = input::parse_param)]
@@ -20,20 +21,21 @@ pub struct Args {
     /// Directory `get_file` paths are relative to (default: each template's directory).
     #[arg(long, value_name = "DIR")]
     files_dir: Option<PathBuf>,
-    /// Inventory file: also report demands asking for an inventory type (under a provider
-    /// name) that nothing in it serves.
+    /// Inventory file: check it too (capacity keys naming no known dimension that no
+    /// template's request uses are warnings), and report demands asking for an inventory
+    /// type (under a provider name) that nothing in it serves.
     #[arg(long, value_name = "FILE")]
     inventory: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, ui: Ui) -> Result<Done> {
-    let provider = match &args.inventory {
+    let inventory = match &args.inventory {
         None => None,
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read inventory {}", path.display()))?;
-            match StaticProvider::parse(&text) {
-                Ok(p) => Some(p),
+            match Inventory::parse(&text) {
+                Ok(inv) => Some((path, text, inv)),
                 Err(berth_inventory::InventoryError::Invalid { diagnostics }) => {
                     diagnostics::eprint(path, &text, &diagnostics);
                     eprintln!("{}: invalid inventory", path.display());
@@ -46,11 +48,18 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
             }
         }
     };
+    let provider = inventory
+        .as_ref()
+        .map(|(_, _, inv)| StaticProvider::new(inv.clone()));
+    // Loaded templates, whose requests tell which inventory capacity keys are used.
+    let mut loaded_templates = Vec::new();
     let color = ui.format == Format::Text && diagnostics::stdout_color();
     let mut all_valid = true;
-    let mut records = Vec::new();
-    let mut table = Table::new(&["file", "severity", "line:column", "path", "message"]);
-    let mut text = String::new();
+    let mut out = Out {
+        records: Vec::new(),
+        table: Table::new(&["file", "severity", "line:column", "path", "message"]),
+        text: String::new(),
+    };
     for path in &args.templates {
         let loaded = input::read_template(path, args.files_dir.as_deref())?;
         let opts = berth_template::LoadOptions {
@@ -60,58 +69,37 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
         };
         let diags = berth_engine::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
+        let template = berth_template::load(&loaded.text, &opts).ok();
         // With an inventory: demands that nothing in it serves.
-        let served = provider
-            .as_ref()
-            .map(|p| unserved(&loaded.text, &opts, p))
-            .unwrap_or_default();
+        let served = match (&provider, &template) {
+            (Some(p), Some(t)) => unserved(&loaded.text, t, p),
+            _ => Vec::new(),
+        };
+        loaded_templates.extend(template);
         let valid = valid && !served.iter().any(Diagnostic::is_error);
         let diags: Vec<Diagnostic> = diags.into_iter().chain(served).collect();
         all_valid &= valid;
         let file = path.display().to_string();
-        records.push(serde_json::json!({
-            "file": file,
-            "valid": valid,
-            "diagnostics": diags.iter().map(berth_doc::Diagnostic::to_json).collect::<Vec<_>>(),
-        }));
-        for d in &diags {
-            let at = if d.line == 0 {
-                String::new()
-            } else {
-                format!("{}:{}", d.line, d.column)
-            };
-            table.row(vec![
-                file.clone(),
-                d.severity.to_string(),
-                at,
-                d.path.clone(),
-                d.message.clone(),
-            ]);
-        }
-        if diags.is_empty() {
-            table.row(vec![
-                file.clone(),
-                "ok".into(),
-                String::new(),
-                String::new(),
-                "valid".into(),
-            ]);
-        }
-        text.push_str(&diagnostics::render(&file, &loaded.text, &diags, color));
-        let errors = diags.iter().filter(|d| d.is_error()).count();
-        let warnings = diags.len() - errors;
-        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-        text.push_str(&match (valid, warnings) {
-            (true, 0) => format!("{file}: valid\n"),
-            (true, w) => format!("{file}: valid ({})\n", plural(w, "warning")),
-            (false, 0) => format!("{file}: invalid ({})\n", plural(errors, "error")),
-            (false, w) => format!(
-                "{file}: invalid ({}, {})\n",
-                plural(errors, "error"),
-                plural(w, "warning")
-            ),
-        });
+        add_file(&mut out, &file, &loaded.text, valid, &diags, color);
     }
+    // The inventory, checked against the requests of every loaded template.
+    if let Some((path, text, inv)) = &inventory {
+        let refs: Vec<&berth_template::Template> = loaded_templates.iter().collect();
+        let diags = berth_engine::inventory_diagnostics(inv, &refs);
+        add_file(
+            &mut out,
+            &path.display().to_string(),
+            text,
+            true,
+            &diags,
+            color,
+        );
+    }
+    let Out {
+        records,
+        table,
+        text,
+    } = out;
     let report = Report {
         data: Data::Records(records),
         table: View::Grid(table),
@@ -123,18 +111,81 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
     ))
 }
 
+/// What `validate` prints, gathered file by file.
+struct Out {
+    records: Vec<serde_json::Value>,
+    table: Table,
+    text: String,
+}
+
+/// One file's record, table rows and rendered diagnostics.
+fn add_file(
+    out: &mut Out,
+    file: &str,
+    source: &str,
+    valid: bool,
+    diags: &[Diagnostic],
+    color: bool,
+) {
+    let Out {
+        records,
+        table,
+        text,
+    } = out;
+    let file = file.to_owned();
+    records.push(serde_json::json!({
+        "file": file,
+        "valid": valid,
+        "diagnostics": diags.iter().map(berth_doc::Diagnostic::to_json).collect::<Vec<_>>(),
+    }));
+    for d in diags {
+        let at = if d.line == 0 {
+            String::new()
+        } else {
+            format!("{}:{}", d.line, d.column)
+        };
+        table.row(vec![
+            file.clone(),
+            d.severity.to_string(),
+            at,
+            d.path.clone(),
+            d.message.clone(),
+        ]);
+    }
+    if diags.is_empty() {
+        table.row(vec![
+            file.clone(),
+            "ok".into(),
+            String::new(),
+            String::new(),
+            "valid".into(),
+        ]);
+    }
+    text.push_str(&diagnostics::render(&file, source, diags, color));
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    text.push_str(&match (valid, warnings) {
+        (true, 0) => format!("{file}: valid\n"),
+        (true, w) => format!("{file}: valid ({})\n", plural(w, "warning")),
+        (false, 0) => format!("{file}: invalid ({})\n", plural(errors, "error")),
+        (false, w) => format!(
+            "{file}: invalid ({}, {})\n",
+            plural(errors, "error"),
+            plural(w, "warning")
+        ),
+    });
+}
+
 /// Demands of a loadable template that no provider of the inventory serves, as errors at
 /// the requirement's `inventory_type` (line:column when the template has that key).
 fn unserved(
     text: &str,
-    opts: &berth_template::LoadOptions,
+    template: &berth_template::Template,
     provider: &StaticProvider,
 ) -> Vec<Diagnostic> {
-    let Ok(template) = berth_template::load(text, opts) else {
-        return Vec::new();
-    };
     let doc = berth_doc::parse(text).ok();
-    berth_engine::unserved(&template, provider)
+    berth_engine::unserved(template, provider)
         .into_iter()
         .map(|u| {
             let pos = doc

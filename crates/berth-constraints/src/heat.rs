@@ -103,23 +103,15 @@ pub fn find_flavor<'c>(c: &'c Candidate, name: &str) -> Option<&'c Flavor> {
     c.flavors.iter().find(|f| f.name == name || f.id == name)
 }
 
-/// vCPUs and MiB of memory of a flavor, from its `basicCapabilities`.
+/// vCPUs and MiB of memory of a flavor, from its `basicCapabilities` read through the
+/// dimension registry ([`Flavor::size`]).
 pub fn flavor_size(f: &Flavor) -> (i64, i64) {
-    let num = |k: &str| f.attribute("basicCapabilities", k);
-    let vcpu = num("numVirtualCpu")
-        .and_then(|a| crate::attribute::number(&a.value))
-        .unwrap_or(0.0);
-    let mem = num("virtualMemSize")
-        .map(|a| {
-            let n = crate::attribute::number(&a.value).unwrap_or(0.0);
-            match a.unit.as_deref().map(str::to_ascii_uppercase).as_deref() {
-                Some("GB" | "GIB") => n * 1024.0,
-                Some("KB" | "KIB") => n / 1024.0,
-                _ => n,
-            }
-        })
-        .unwrap_or(0.0);
-    (vcpu.ceil() as i64, mem.ceil() as i64)
+    let size = f.size();
+    let get = |d: &str| {
+        size.get(d)
+            .map_or(0, |n| i64::try_from(*n).unwrap_or(i64::MAX))
+    };
+    (get("vcpu"), get("ram_mib"))
 }
 
 /// Whether the candidate offers every flavor and, for `capacity`, has room for all servers

@@ -1,139 +1,63 @@
 //! Fit requests (`instance_fit`, `region_fit`, `vim_fit`, `service`, reservations) as integer
 //! amounts per capacity dimension, including the multicloud shape HAS and OSDF send:
-//! `{vCPU: 10, Memory: {quantity: 16, unit: GB}, Storage: {quantity: 200, unit: GB}}`.
+//! `{vCPU: 10, Memory: {quantity: 16, unit: GB}, Storage: {quantity: 200, unit: GB}}`. Keys
+//! and units are the dimension registry's (`berth_units::dimension`), as for inventories.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use berth_template::{ConstraintKind, Template};
+use berth_units::dimension::{self, Raw, Round};
 
 use crate::ConstraintError;
 
-/// The candidate capacity dimension a request key stands for, with the base unit's size in
-/// bytes when the dimension is an amount of memory or disk. Other keys name a dimension as
-/// written and take plain counts.
-fn dimension(key: &str) -> (String, Option<u64>) {
-    const MIB: u64 = 1 << 20;
-    const GIB: u64 = 1 << 30;
-    match key.to_ascii_lowercase().as_str() {
-        "vcpu" | "vcpus" | "cpu" | "cpus" | "cores" | "numvirtualcpu" => ("vcpu".to_owned(), None),
-        "memory" | "mem" | "ram" | "virtualmemsize" => ("ram_mib".to_owned(), Some(MIB)),
-        "storage" | "disk" | "sizeofstorage" => ("disk_gib".to_owned(), Some(GIB)),
-        _ => (key.to_owned(), None),
-    }
-}
-
-/// Bytes per unit; the unit HAS's multicloud requests use (GB) is binary, as OpenStack's.
-fn unit_bytes(unit: &str) -> Option<u64> {
-    let u = unit.trim().to_ascii_uppercase();
-    Some(match u.as_str() {
-        "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        "T" | "TB" | "TIB" => 1 << 40,
-        _ => return None,
-    })
-}
-
-/// An exact decimal: `digits * 10^exp`.
-fn decimal(text: &str) -> Option<(u128, i32)> {
-    let t = text.trim();
-    let (mant, exp) = match t.find(['e', 'E']) {
-        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().ok()?),
-        None => (t, 0),
-    };
-    let mant = mant.strip_prefix('+').unwrap_or(mant);
-    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
-    if int.is_empty() && frac.is_empty()
-        || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit())
-        || int.len() + frac.len() > 30
-    {
-        return None;
-    }
-    let digits: u128 = format!("{int}{frac}").parse().ok()?;
-    let frac_len = i32::try_from(frac.len()).ok()?;
-    Some((digits, exp.checked_sub(frac_len)?))
-}
-
-/// `ceil(digits * 10^exp * num / den)` when it fits an `i64`: a request of 1.5 GiB needs
-/// 2 GiB of a capacity counted in whole GiB, exactly as 1.5 <= c does for integer c.
-fn scaled(digits: u128, exp: i32, num: u64, den: u64) -> Option<i64> {
-    let mut n = digits.checked_mul(u128::from(num))?;
-    let mut d = u128::from(den);
-    if exp >= 0 {
-        n = n.checked_mul(10u128.checked_pow(exp.unsigned_abs())?)?;
-    } else {
-        d = d.checked_mul(10u128.checked_pow(exp.unsigned_abs())?)?;
-    }
-    i64::try_from(n.div_ceil(d)).ok()
-}
-
 /// One amount: a number, a numeric string (optionally with a unit, `16 GB`), or
-/// `{quantity, unit}`; converted to the dimension's base unit.
-fn amount(key: &str, base: Option<u64>, v: &serde_json::Value) -> Result<i64, String> {
-    let expected = match base {
-        Some(_) => "a non-negative amount: a number (GB), `16 GB`, or {quantity: 16, unit: GB}",
-        None => "a non-negative integer amount",
-    };
-    let bad = || format!("`{key}` is {v}; expected {expected}");
-    let (qty, unit): (String, Option<String>) = match v {
-        serde_json::Value::Number(n) => (n.to_string(), None),
-        serde_json::Value::String(s) => {
-            let s = s.trim();
-            let split = s
-                .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
-                .unwrap_or(s.len());
-            let (q, u) = s.split_at(split);
-            (
-                q.trim().to_owned(),
-                Some(u.trim().to_owned()).filter(|u| !u.is_empty()),
-            )
+/// `{quantity, unit}`; read by the dimension registry into the dimension's base unit, rounded
+/// up (a request of 1.5 GiB needs 2 whole GiB).
+fn amount(key: &str, v: &serde_json::Value) -> Result<(String, i64), String> {
+    let bad = || format!("`{key}` is {v}; expected {}", dimension::expected(key));
+    let number;
+    let raw = match v {
+        serde_json::Value::Number(n) => {
+            number = n.to_string();
+            Raw::Number(&number)
         }
+        serde_json::Value::String(s) => Raw::Text(s),
         serde_json::Value::Object(m) => {
-            let q = match m.get("quantity") {
-                Some(serde_json::Value::Number(n)) => n.to_string(),
-                Some(serde_json::Value::String(s)) => s.trim().to_owned(),
-                _ => return Err(bad()),
-            };
             if let Some(k) = m.keys().find(|k| *k != "quantity" && *k != "unit") {
                 return Err(format!(
                     "`{key}` has unknown field `{k}`; expected `quantity` and `unit`"
                 ));
             }
-            let u = match m.get("unit") {
-                None | Some(serde_json::Value::Null) => None,
-                Some(serde_json::Value::String(u)) => {
-                    Some(u.trim().to_owned()).filter(|u| !u.is_empty())
+            let quantity = match m.get("quantity") {
+                Some(serde_json::Value::Number(n)) => {
+                    number = n.to_string();
+                    number.as_str()
                 }
+                Some(serde_json::Value::String(s)) => s.as_str(),
+                _ => return Err(bad()),
+            };
+            let unit = match m.get("unit") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(u)) => Some(u.as_str()),
                 Some(_) => return Err(bad()),
             };
-            (q, u)
+            Raw::Quantity { quantity, unit }
         }
         _ => return Err(bad()),
     };
-    let (digits, exp) = decimal(&qty).ok_or_else(bad)?;
-    let (num, den) = match (base, unit.as_deref()) {
-        (None, None) => (1, 1),
-        (None, Some(u)) => {
-            return Err(format!(
-                "`{key}` has unit `{u}`; expected a plain count (units apply to Memory and Storage)"
-            ));
-        }
-        // A bare number is GB, as HAS passes quantities to multicloud.
-        (Some(b), None) => (1 << 30, b),
-        (Some(b), Some(u)) => {
-            let per = unit_bytes(u).ok_or_else(|| {
-                format!("`{key}` has unknown unit `{u}`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)")
-            })?;
-            (per, b)
-        }
-    };
-    if base.is_none() && exp < 0 && digits % 10u128.pow(exp.unsigned_abs().min(38)) != 0 {
-        return Err(bad());
-    }
-    scaled(digits, exp, num, den).ok_or_else(|| format!("`{key}` is {v}; the amount is too large"))
+    let a = dimension::amount(key, raw, Round::Up).map_err(|e| match e {
+        // The value as the request wrote it (JSON), not as the registry quotes it.
+        berth_units::DimensionError::NotAnAmount { .. } => bad(),
+        other => other.to_string(),
+    })?;
+    // `amount` keeps values at most i64::MAX.
+    Ok((a.dimension, i64::try_from(a.value).unwrap_or(i64::MAX)))
 }
 
-/// A controller request as amounts per capacity dimension (`vcpu`, `ram_mib`, `disk_gib`, or
-/// the key as written). Keys naming the same dimension add up; no request asks for nothing.
+/// A controller request as amounts per capacity dimension: every key goes through the
+/// dimension registry (`vCPU`, `vcpus`, `cores` are `vcpu`; `Memory`, `ram` are `ram_mib`;
+/// `Storage`, `disk` are `disk_gib`), other keys name a dimension as written. Two keys naming
+/// one dimension are refused; no request asks for nothing.
 pub fn parse_request(
     origin: &str,
     request: Option<&serde_json::Value>,
@@ -152,13 +76,39 @@ pub fn parse_request(
         )));
     };
     let mut out = BTreeMap::new();
+    let mut keys: BTreeMap<String, &str> = BTreeMap::new();
     for (k, v) in map {
-        let (dim, base) = dimension(k);
-        let n = amount(k, base, v).map_err(bad)?;
-        let slot = out.entry(dim).or_insert(0i64);
-        *slot = slot.saturating_add(n);
+        let (dim, n) = amount(k, v).map_err(bad)?;
+        if let Some(first) = keys.insert(dim.clone(), k) {
+            return Err(bad(berth_units::DimensionError::Duplicate {
+                first: first.to_owned(),
+                second: k.clone(),
+                dimension: dim,
+            }
+            .to_string()));
+        }
+        out.insert(dim, n);
     }
     Ok(out)
+}
+
+/// The dimensions the template's fit requests ask for (canonical names), for telling which
+/// inventory capacity keys no request uses. A request that does not read is left out: the
+/// template's own diagnostics report it.
+pub fn request_dimensions(template: &Template) -> BTreeSet<String> {
+    template
+        .constraints
+        .values()
+        .filter_map(|c| match &c.kind {
+            ConstraintKind::InstanceFit(p)
+            | ConstraintKind::RegionFit(p)
+            | ConstraintKind::VimFit(p) => p.request.as_ref(),
+            ConstraintKind::Service(p) => p.request.as_ref(),
+            _ => None,
+        })
+        .filter_map(|r| parse_request("", Some(r)).ok())
+        .flat_map(BTreeMap::into_keys)
+        .collect()
 }
 
 #[cfg(test)]
@@ -190,19 +140,48 @@ mod tests {
             ),
             Ok(vec![("disk_gib".into(), 1), ("ram_mib".into(), 1536)])
         );
-        // A bare number is GB; `16 GB` text works; 1 byte still needs a whole MiB.
+        // HAS's bare `Memory` is GB; `16 GB` text works; 1 byte still needs a whole MiB.
         assert_eq!(
-            parsed(json!({"Memory": 2, "Storage": "1 TB", "ram": {"quantity": 1, "unit": "B"}})),
-            Ok(vec![("disk_gib".into(), 1024), ("ram_mib".into(), 2049)])
+            parsed(json!({"Memory": 2, "Storage": "1 TB"})),
+            Ok(vec![("disk_gib".into(), 1024), ("ram_mib".into(), 2048)])
         );
-        // Plain dimensions are counts, as before.
         assert_eq!(
-            parsed(json!({"vcpu": "4", "sriov_vf": 2, "ram_mib": 10.0})),
+            parsed(json!({"ram": {"quantity": 1, "unit": "B"}})),
+            Ok(vec![("ram_mib".into(), 1)])
+        );
+        // Nova's and Placement's names, in their units (ram MiB, disk GiB).
+        assert_eq!(
+            parsed(json!({"vcpus": 4, "ram": 8192, "DISK_GB": 40, "MEMORY_MB": null})),
+            Err("`fit` has a bad request: `MEMORY_MB` is null; expected a non-negative amount: a number (MiB), `16 GB`, or {quantity: 16, unit: GB}".into())
+        );
+        assert_eq!(
+            parsed(json!({"vcpus": 4, "ram": 8192, "DISK_GB": 40})),
+            Ok(vec![
+                ("disk_gib".into(), 40),
+                ("ram_mib".into(), 8192),
+                ("vcpu".into(), 4)
+            ])
+        );
+        // Other dimensions are counts as written.
+        assert_eq!(
+            parsed(json!({"cores": "4", "sriov_vf": 2, "ram_mib": 10.0})),
             Ok(vec![
                 ("ram_mib".into(), 10),
                 ("sriov_vf".into(), 2),
                 ("vcpu".into(), 4)
             ])
+        );
+    }
+
+    #[test]
+    fn two_keys_for_one_dimension_are_refused() {
+        assert_eq!(
+            parsed(json!({"vCPU": 2, "vcpus": 2})),
+            Err("`fit` has a bad request: `vCPU` and `vcpus` both name dimension `vcpu`; expected one of them".into())
+        );
+        assert_eq!(
+            parsed(json!({"Memory": 2, "ram": 2048})),
+            Err("`fit` has a bad request: `Memory` and `ram` both name dimension `ram_mib`; expected one of them".into())
         );
     }
 
@@ -226,9 +205,9 @@ mod tests {
                 "`fit` has a bad request: `vCPU` is -1; expected a non-negative integer amount",
                 "`fit` has a bad request: `vCPU` is 2.5; expected a non-negative integer amount",
                 "`fit` has a bad request: `Memory` has unknown unit `parsecs`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)",
-                "`fit` has a bad request: `Memory` is {\"quantity\":{\"get_param\":\"X\"},\"unit\":\"GB\"}; expected a non-negative amount: a number (GB), `16 GB`, or {quantity: 16, unit: GB}",
+                "`fit` has a bad request: `Memory` is {\"quantity\":{\"get_param\":\"X\"},\"unit\":\"GB\"}; expected a non-negative amount: a number (GiB), `16 GB`, or {quantity: 16, unit: GB}",
                 "`fit` has a bad request: `Memory` has unknown field `units`; expected `quantity` and `unit`",
-                "`fit` has a bad request: `vcpu` has unit `GB`; expected a plain count (units apply to Memory and Storage)",
+                "`fit` has a bad request: `vcpu` has unit `GB`; expected a plain count (units apply to memory and disk)",
                 "`fit` has a bad request: `Storage` is 1e+30; the amount is too large",
                 "`fit` has a bad request: found [1]; expected a mapping of dimension names to amounts, e.g. {vcpu: 4}",
             ]

@@ -1,6 +1,7 @@
 //! `validate` and `check`: the template problems `plan` would hit whatever the inventory
 //! holds, found by running `plan`'s own resolution and lowering against an empty inventory.
 //! `berth validate` uses this, so it never calls valid a template `solve` cannot lower.
+//! `inventory_diagnostics`: an inventory's warnings, with its capacity keys no request uses.
 
 use berth_constraints::{Environment, lower};
 use berth_doc::{Diagnostic, Path, Pos};
@@ -73,6 +74,20 @@ pub fn check(template: &Template, doc: Option<&berth_doc::Value>) -> Vec<Diagnos
             Diagnostic::error(&path, position(doc, &keys), e.to_string())
         })
         .collect()
+}
+
+/// The inventory's warnings, and one for each capacity key naming no registered dimension
+/// that no request of `templates` uses (with the nearest known or requested name), in
+/// document order. `berth validate --inventory` and `berth solve` show them.
+pub fn inventory_diagnostics(inventory: &Inventory, templates: &[&Template]) -> Vec<Diagnostic> {
+    let used: std::collections::BTreeSet<String> = templates
+        .iter()
+        .flat_map(|t| berth_constraints::request_dimensions(t))
+        .collect();
+    let mut out = inventory.warnings.clone();
+    out.extend(inventory.capacity_warnings(used.iter().map(String::as_str)));
+    out.sort_by_key(|d| (d.line, d.column));
+    out
 }
 
 /// The position of the deepest node of `keys` found in `doc`.

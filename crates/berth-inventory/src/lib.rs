@@ -21,6 +21,12 @@
 //! Invariants:
 //! - Candidate ids are unique within an inventory; coordinates are in range; capacities,
 //!   costs and license counts are non-negative.
+//! - Capacity keys go through the dimension registry (`berth_units::dimension`): a loaded
+//!   candidate's `capacity` is keyed by canonical names (`vcpus: 16` and `VCPU: 16` are
+//!   `vcpu`), amounts in base units (`ram: 16 GB` is `ram_mib: 16384`); two keys of one
+//!   dimension are an error; keys naming no registered dimension are kept as written and
+//!   reported by [`Inventory::capacity_warnings`] when no request uses them. Flavor sizes
+//!   ([`Flavor::size`]) are read the same way.
 //! - Zones `region`, `complex` and `country` default from the candidate's `region`,
 //!   `complex_name` and `country` fields unless given explicitly.
 //! - Resolution is deterministic: candidates keep inventory order, and every candidate of
@@ -65,9 +71,9 @@ pub use filter::{
     AttrFilter, DemandFilter, DemandRequirement, ExistingPlacement, PlacementStatus, PoolEntry,
     Removal, RemovalKind, RemovalReason, Removals, Resolved, check_filters, resolve_from,
 };
-pub use load::{Inventory, is_clli};
+pub use load::{CapacityKey, Inventory, is_clli};
 pub use model::{
-    AttrValue, Candidate, CandidateId, Coordinates, Flavor, HpaAttribute, HpaCapability,
-    InventoryType, LicenseInfo, ZoneCategory,
+    AttrValue, BASIC_CAPABILITIES, Candidate, CandidateId, Coordinates, Flavor, HpaAttribute,
+    HpaCapability, InventoryType, LicenseInfo, ZoneCategory,
 };
 pub use provider::{InventoryProvider, StaticProvider};

@@ -3,12 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use berth_doc::{Diagnostic, Diagnostics, Kind, Map, Path, Pos, Value};
+use berth_units::DimensionError;
+use berth_units::dimension::{self, Raw, Round};
 use indexmap::IndexMap;
 
 use crate::error::InventoryError;
 use crate::model::{
-    AttrValue, Candidate, CandidateId, Coordinates, Flavor, HpaAttribute, HpaCapability,
-    InventoryType, LicenseInfo, ZoneCategory,
+    AttrValue, BASIC_CAPABILITIES, Candidate, CandidateId, Coordinates, Flavor, HpaAttribute,
+    HpaCapability, InventoryType, LicenseInfo, ZoneCategory,
 };
 
 /// A loaded inventory document: candidates, named locations, licenses and an optional
@@ -32,6 +34,20 @@ pub struct Inventory {
     pub topology_file: Option<String>,
     /// Warnings found while loading (the document had no errors).
     pub warnings: Vec<Diagnostic>,
+    /// Capacity keys that name no registered dimension, where they stand (candidates carry
+    /// them as written); [`Inventory::capacity_warnings`] reports those no request uses.
+    pub custom_capacity: Vec<CapacityKey>,
+}
+
+/// A capacity key naming no registered dimension, and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapacityKey {
+    /// The key as written (also the dimension's name).
+    pub key: String,
+    /// Its field path (`candidates[2].capacity.vcpsu`).
+    pub path: Path,
+    /// Where the key stands.
+    pub pos: Pos,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -89,6 +105,7 @@ impl Inventory {
         let mut cx = Cx {
             diags: Diagnostics::new(),
             node_refs: Vec::new(),
+            custom_capacity: Vec::new(),
         };
         let inv = cx.inventory(doc);
         let diagnostics = cx.diags;
@@ -99,8 +116,40 @@ impl Inventory {
         }
         Ok(Inventory {
             warnings: diagnostics.into_vec(),
+            custom_capacity: cx.custom_capacity,
             ..inv
         })
+    }
+
+    /// A warning for each capacity key that names no registered dimension and that no
+    /// request uses (`used`: the dimensions of the requests, canonical), with what it most
+    /// likely meant: `capacity `vcpsu` is used by no request; did you mean `vcpu`?`.
+    pub fn capacity_warnings<'a>(
+        &self,
+        used: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Vec<Diagnostic> {
+        self.custom_capacity
+            .iter()
+            .filter(|k| !used.clone().into_iter().any(|u| u == k.key))
+            .map(|k| {
+                let hint = match dimension::suggest(&k.key, used.clone()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "it is no known dimension (known: {})",
+                        dimension::DIMENSIONS
+                            .iter()
+                            .map(|d| d.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                Diagnostic::warning(
+                    &k.path,
+                    k.pos,
+                    format!("capacity `{}` is used by no request; {hint}", k.key),
+                )
+            })
+            .collect()
     }
 
     /// Candidates by id.
@@ -116,6 +165,8 @@ pub fn is_clli(code: &str) -> bool {
 
 struct Cx {
     diags: Diagnostics,
+    /// Capacity keys naming no registered dimension.
+    custom_capacity: Vec<CapacityKey>,
     /// Every candidate `topology_node`, checked against the inline topology once it is loaded.
     node_refs: Vec<(Path, Pos, String)>,
 }
@@ -646,33 +697,133 @@ impl Cx {
         out
     }
 
+    /// A capacity map through the dimension registry: keys normalised (`vcpus`, `VCPU`,
+    /// `cores` are `vcpu`), amounts read in their units and rounded down to whole base units
+    /// (a warning when that drops a fraction), two keys of one dimension refused. Keys naming
+    /// no registered dimension are kept as written and remembered with their position.
     fn capacity(&mut self, v: &Value, path: &Path) -> BTreeMap<String, i64> {
         let mut out = BTreeMap::new();
         let Some(m) = self.map(v, path, "capacity by dimension") else {
             return out;
         };
+        let mut first: BTreeMap<String, (String, Pos)> = BTreeMap::new();
         for (k, val) in m.iter() {
             let p = path.key(k.name.as_str());
-            match val.kind {
-                Kind::Int(n) if n >= 0 => {
-                    out.insert(k.name.clone(), n);
+            let number;
+            let raw = match &val.kind {
+                Kind::Int(_) | Kind::Float(_) => {
+                    number = val.scalar_text().unwrap_or_default();
+                    Raw::Number(&number)
                 }
-                Kind::Int(n) => self.error(
+                Kind::Str(s) => Raw::Text(s),
+                Kind::Map(qm) => match self.quantity(qm, &p, val.pos) {
+                    Some((q, u)) => {
+                        number = q;
+                        Raw::Quantity {
+                            quantity: &number,
+                            unit: u,
+                        }
+                    }
+                    None => continue,
+                },
+                _ => {
+                    self.error(
+                        &p,
+                        val.pos,
+                        format!(
+                            "`{}` is {}; expected {}",
+                            k.name,
+                            val.type_name(),
+                            dimension::expected(&k.name)
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let a = match dimension::amount(&k.name, raw, Round::Down) {
+                Ok(a) => a,
+                Err(e) => {
+                    self.error(&p, val.pos, e.to_string());
+                    continue;
+                }
+            };
+            if let Some((other, at)) = first.get(&a.dimension) {
+                let e = DimensionError::Duplicate {
+                    first: other.clone(),
+                    second: k.name.clone(),
+                    dimension: a.dimension.clone(),
+                };
+                self.error(
                     &p,
-                    val.pos,
-                    format!("capacity {n} is negative; expected an integer of at least 0"),
-                ),
-                _ => self.error(
+                    k.pos,
+                    format!("{e} (`{other}` is at {}:{})", at.line, at.column),
+                );
+                continue;
+            }
+            first.insert(a.dimension.clone(), (k.name.clone(), k.pos));
+            let known = dimension::by_name(&a.dimension);
+            if !a.exact {
+                let unit = known.map_or("unit", dimension::Dimension::unit);
+                self.diags.warning(
                     &p,
                     val.pos,
                     format!(
-                        "expected a non-negative integer capacity, found {}",
-                        val.type_name()
+                        "capacity `{}` is {raw}, not a whole number of {unit}; counted as {} {unit}",
+                        k.name, a.value
                     ),
-                ),
+                );
             }
+            if known.is_none() {
+                self.custom_capacity.push(CapacityKey {
+                    key: k.name.clone(),
+                    path: p.clone(),
+                    pos: k.pos,
+                });
+            }
+            // `amount` keeps values at most i64::MAX.
+            out.insert(a.dimension, i64::try_from(a.value).unwrap_or(i64::MAX));
         }
         out
+    }
+
+    /// The `{quantity, unit}` shape (HAS/multicloud) as texts, or `None` after reporting.
+    fn quantity<'m>(
+        &mut self,
+        m: &'m Map,
+        path: &Path,
+        pos: Pos,
+    ) -> Option<(String, Option<&'m str>)> {
+        self.check_keys(m, path, &["quantity", "unit"]);
+        let q = match m.get("quantity") {
+            None => {
+                self.error(path, pos, "missing `quantity`");
+                return None;
+            }
+            Some(q) => match &q.kind {
+                Kind::Int(_) | Kind::Float(_) | Kind::Str(_) => q.scalar_text()?,
+                _ => {
+                    self.error(
+                        &path.key("quantity"),
+                        q.pos,
+                        format!("expected a number, found {}", q.type_name()),
+                    );
+                    return None;
+                }
+            },
+        };
+        let unit = match m.get("unit").map(|u| (&u.kind, u)) {
+            None | Some((Kind::Null, _)) => None,
+            Some((Kind::Str(s), _)) => Some(s.as_str()),
+            Some((_, u)) => {
+                self.error(
+                    &path.key("unit"),
+                    u.pos,
+                    format!("expected a unit such as GB, found {}", u.type_name()),
+                );
+                return None;
+            }
+        };
+        Some((q, unit))
     }
 
     fn flavors(&mut self, v: &Value, path: &Path) -> Vec<Flavor> {
@@ -747,11 +898,16 @@ impl Cx {
             if let Some(av) = m.get("attributes") {
                 let ap = p.key("attributes");
                 if let Some(am) = self.map(av, &ap, "capability attributes") {
+                    let mut sizes: BTreeMap<&'static str, (String, Pos)> = BTreeMap::new();
                     for (k, val) in am.iter() {
                         let kp = ap.key(k.name.as_str());
-                        if let Some(a) = self.hpa_attribute(val, &kp) {
-                            attributes.insert(k.name.clone(), a);
+                        let Some(a) = self.hpa_attribute(val, &kp) else {
+                            continue;
+                        };
+                        if feature == BASIC_CAPABILITIES {
+                            self.flavor_size(&k.name, &a, (&kp, k.pos, val.pos), &mut sizes);
                         }
+                        attributes.insert(k.name.clone(), a);
                     }
                 }
             }
@@ -763,6 +919,47 @@ impl Cx {
             });
         }
         out
+    }
+
+    /// A `basicCapabilities` attribute naming a dimension is a flavor size
+    /// ([`Flavor::size`]): it must read as an amount, and once per dimension.
+    fn flavor_size(
+        &mut self,
+        key: &str,
+        a: &HpaAttribute,
+        (path, key_pos, value_pos): (&Path, Pos, Pos),
+        sizes: &mut BTreeMap<&'static str, (String, Pos)>,
+    ) {
+        let Some((d, _)) = dimension::lookup(key) else {
+            return;
+        };
+        match a.amount(key) {
+            None => self.error(
+                path,
+                value_pos,
+                format!(
+                    "`{key}` is {}; expected {}",
+                    a.value,
+                    dimension::expected(key)
+                ),
+            ),
+            Some(Err(e)) => self.error(path, value_pos, e.to_string()),
+            Some(Ok(_)) => {}
+        }
+        if let Some((other, at)) = sizes.get(d.name) {
+            let e = DimensionError::Duplicate {
+                first: other.clone(),
+                second: key.to_owned(),
+                dimension: d.name.to_owned(),
+            };
+            self.error(
+                path,
+                key_pos,
+                format!("{e} (`{other}` is at {}:{})", at.line, at.column),
+            );
+        } else {
+            sizes.insert(d.name, (key.to_owned(), key_pos));
+        }
     }
 
     fn hpa_attribute(&mut self, v: &Value, path: &Path) -> Option<HpaAttribute> {

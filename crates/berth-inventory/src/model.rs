@@ -407,6 +407,52 @@ impl Flavor {
     pub fn attribute(&self, feature: &str, key: &str) -> Option<&HpaAttribute> {
         self.capability(feature)?.attributes.get(key)
     }
+
+    /// What one instance of this flavor takes per dimension: the `basicCapabilities`
+    /// attributes that name a registered dimension (`numVirtualCpu` is `vcpu`,
+    /// `virtualMemSize` `ram_mib`, `diskSize` `disk_gib`), in base units rounded up. The
+    /// loader refuses such an attribute it cannot read, so none is left out unseen.
+    pub fn size(&self) -> BTreeMap<&'static str, u64> {
+        let Some(basic) = self.capability(BASIC_CAPABILITIES) else {
+            return BTreeMap::new();
+        };
+        basic
+            .attributes
+            .iter()
+            .filter_map(|(k, a)| {
+                let (d, _) = berth_units::dimension::lookup(k)?;
+                let amount = a.amount(k)?.ok()?;
+                Some((d.name, amount.value))
+            })
+            .collect()
+    }
+}
+
+/// The HPA feature holding a flavor's sizes.
+pub const BASIC_CAPABILITIES: &str = "basicCapabilities";
+
+impl HpaAttribute {
+    /// This attribute read as an amount of dimension `key` (rounded up, as an instance
+    /// needs it); `None` when the value is no number or text at all.
+    pub fn amount(
+        &self,
+        key: &str,
+    ) -> Option<Result<berth_units::dimension::Amount, berth_units::DimensionError>> {
+        use berth_units::dimension::{Raw, Round, amount};
+        let text = match &self.value {
+            AttrValue::Int(_) | AttrValue::Float(_) | AttrValue::Str(_) => self.value.to_string(),
+            AttrValue::Bool(_) | AttrValue::List(_) => return None,
+        };
+        let raw = match (&self.value, self.unit.as_deref()) {
+            (_, Some(unit)) => Raw::Quantity {
+                quantity: &text,
+                unit: Some(unit),
+            },
+            (AttrValue::Str(_), None) => Raw::Text(&text),
+            _ => Raw::Number(&text),
+        };
+        Some(amount(key, raw, Round::Up))
+    }
 }
 
 /// A placement candidate: a cloud region or an existing service instance.
@@ -456,7 +502,9 @@ pub struct Candidate {
     pub attributes: BTreeMap<String, AttrValue>,
     /// Zone id per category.
     pub zones: BTreeMap<ZoneCategory, String>,
-    /// Free capacity per dimension (`vcpu`, `ram_mib`, `disk_gib`, ...).
+    /// Free capacity per dimension, in its base unit; keys are the dimension registry's
+    /// canonical names (`vcpu`, `ram_mib` in MiB, `disk_gib` in GiB, `instances`,
+    /// `addresses`; see `berth_units::dimension`) or, for other dimensions, the key as written.
     pub capacity: BTreeMap<String, i64>,
     /// Flavors offered (cloud candidates).
     pub flavors: Vec<Flavor>,

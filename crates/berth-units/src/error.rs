@@ -169,3 +169,56 @@ fn caret_lines(input: &str, offset: usize) -> String {
     }
     format!("{line}\n  {}^", " ".repeat(column))
 }
+
+/// A capacity amount that cannot be read into its dimension's base unit (see
+/// [`crate::dimension::amount`]). Each names the key as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DimensionError {
+    /// Not a non-negative number (or, for a count, not a whole one).
+    #[error("`{key}` is {found}; expected {expected}")]
+    NotAnAmount {
+        /// The key as written.
+        key: String,
+        /// The amount as written.
+        found: String,
+        /// What would have been read.
+        expected: String,
+    },
+    /// A unit on a count.
+    #[error("`{key}` has unit `{unit}`; expected a plain count (units apply to memory and disk)")]
+    UnitOnCount {
+        /// The key as written.
+        key: String,
+        /// The unit as written.
+        unit: String,
+    },
+    /// A unit that is no unit of information.
+    #[error(
+        "`{key}` has unknown unit `{unit}`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)"
+    )]
+    UnknownUnit {
+        /// The key as written.
+        key: String,
+        /// The unit as written.
+        unit: String,
+    },
+    /// More than `i64::MAX` base units.
+    #[error("`{key}` is {found}; the amount is too large")]
+    TooLarge {
+        /// The key as written.
+        key: String,
+        /// The amount as written.
+        found: String,
+    },
+    /// Two keys of one map naming one dimension.
+    #[error("`{first}` and `{second}` both name dimension `{dimension}`; expected one of them")]
+    Duplicate {
+        /// The key met first.
+        first: String,
+        /// The key met second.
+        second: String,
+        /// The dimension both name.
+        dimension: String,
+    },
+}

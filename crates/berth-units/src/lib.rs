@@ -10,6 +10,10 @@
 //! - [`Quantity`] (a value and a unit) with conversion between units of one family;
 //! - [`Threshold`], either `Compare { op, value }` or an inclusive `Range { low, high }`, with
 //!   [`Threshold::admits`] and the bounds solvers need;
+//! - [`dimension`]: the registry of capacity dimensions (`vcpu`, `ram_mib`, `disk_gib`,
+//!   `instances`, `addresses`) with the aliases HAS, Nova, Placement, Promise and ETSI write,
+//!   their units, and [`dimension::amount`] reading an amount into base units
+//!   ([`DimensionError`] when it cannot);
 //! - [`ParseError`], carrying the input, a byte offset, what was expected and a [`ParseErrorKind`];
 //!   its `Display` ends with the input and a caret under the offset.
 //!
@@ -46,6 +50,7 @@
 //! ```
 
 // Modules in dependency order: each uses only those above it.
+pub mod dimension;
 mod error;
 mod op;
 mod parse;
@@ -58,7 +63,7 @@ mod unit;
 #[cfg(test)]
 mod proptests;
 
-pub use error::{ParseError, ParseErrorKind};
+pub use error::{DimensionError, ParseError, ParseErrorKind};
 pub use op::Op;
 pub use quantity::Quantity;
 pub use threshold::{PropertyUnits, REL_TOLERANCE, Threshold, compare_base};

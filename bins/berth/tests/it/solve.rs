@@ -416,3 +416,66 @@ fn threads_return_the_plan_of_one_thread() {
         );
     }
 }
+
+/// Issue 45.1: an inventory naming capacity as Nova, Placement, HAS and Promise do fits a
+/// request naming it as HAS does; a capacity key no request uses is named on stderr.
+#[test]
+fn capacity_keys_of_any_dialect_fit_requests_of_any_other() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let t = dir.path().join("t.yaml");
+    std::fs::write(
+        &t,
+        "homing_template_version: 2017-10-10\ndemands:\n  vG:\n    - {inventory_provider: aai, inventory_type: cloud}\nconstraints:\n  fit:\n    type: region_fit\n    demands: [vG]\n    properties: {controller: multicloud, request: {vCPU: 8, Memory: {quantity: 16, unit: GB}, Storage: 100}}\n",
+    )
+    .expect("write template");
+    let inv = dir.path().join("inv.yaml");
+    let solve = |capacity: &str| {
+        std::fs::write(
+            &inv,
+            format!(
+                "candidates:\n  - candidate_id: small\n    inventory_type: cloud\n    capacity: {{vcpus: 4, ram: 65536, disk: 500}}\n  - candidate_id: big\n    inventory_type: cloud\n    capacity: {capacity}\n"
+            ),
+        )
+        .expect("write inventory");
+        let o = berth(&[
+            "solve",
+            &t.display().to_string(),
+            "--inventory",
+            &inv.display().to_string(),
+            "--format",
+            "json",
+        ]);
+        (
+            o.status.code(),
+            json(&o),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for capacity in [
+        "{vcpus: 16, ram: 16384, disk: 100}",
+        "{VCPU: 16, MEMORY_MB: 16384, DISK_GB: 100}",
+        "{vCPU: 16, Memory: {quantity: 16, unit: GB}, Storage: \"100 GB\"}",
+        "{cores: 16, ram: \"16 GiB\", gigabytes: 100}",
+    ] {
+        let (code, v, stderr) = solve(capacity);
+        assert_eq!(code, Some(0), "{capacity}: {v} {stderr}");
+        assert_eq!(v["status"], "solved", "{capacity}");
+        assert_eq!(
+            v["solutions"][0]["placements"]["vG"]["candidate_id"], "big",
+            "{capacity}"
+        );
+        assert!(stderr.is_empty(), "{capacity}: {stderr}");
+    }
+    // One MiB short: no plan, and the fit constraint is named.
+    let (code, v, _) = solve("{vcpus: 16, ram: 16383, disk: 100}");
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["status"], "not found", "{v}");
+    assert_eq!(v["triage"]["vG"]["removed"]["big"], "fit", "{v}");
+    // A misspelt key is a custom dimension no request uses: named with line:column.
+    let (_, v, stderr) = solve("{vcpsu: 16, ram: 16384, disk: 100}");
+    assert_eq!(v["status"], "not found", "{v}");
+    assert!(
+        stderr.contains("candidates[1].capacity.vcpsu (7:16): capacity `vcpsu` is used by no request; did you mean `vcpu`?"),
+        "{stderr}"
+    );
+}

@@ -75,7 +75,7 @@ fn validate_with_an_inventory_names_demands_no_provider_serves() {
     ] {
         assert!(text.contains(&part), "{part} in {text}");
     }
-    // The same as one table row.
+    // The same as a table row.
     let out = berth(&[
         "validate",
         "-o",
@@ -99,11 +99,13 @@ fn validate_with_an_inventory_names_demands_no_provider_serves() {
         rows[0],
         ["FILE", "SEVERITY", "LINE:COLUMN", "PATH", "MESSAGE"]
     );
-    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows.len(), 3, "{rows:?}");
     assert_eq!(
         rows[1][1..4],
         ["error", "5:23", "demands.vG[0].inventory_type"]
     );
+    // Then the inventory itself, checked too.
+    assert_eq!(rows[2], [inv, "ok", "valid"]);
     // Every slicing example is valid against the slicing inventory.
     for name in [
         "nsi_reuse",
@@ -409,4 +411,101 @@ fn an_invalid_inventory_is_shown_like_a_template() {
         inv.yaml: invalid inventory
     "#]]
     .assert_eq(&String::from_utf8_lossy(&out.stderr));
+}
+
+/// Issue 45.1: `berth validate --inventory` names a capacity key that no registered
+/// dimension and no request uses, at its line:column, with what it most likely meant.
+#[test]
+fn validate_names_capacity_keys_no_request_uses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("inv.yaml"),
+        "candidates:\n  - candidate_id: a\n    inventory_type: cloud\n    capacity: {vcpsu: 16, ram: 16384, sriov_vf: 8}\n",
+    )
+    .expect("write inventory");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_berth"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run berth");
+        (out.status.code(), stdout(&out))
+    };
+    // The inventory alone: every custom key is used by no request.
+    let (code, text) = run(&["validate", "--inventory", "inv.yaml"]);
+    assert_eq!(code, Some(0), "warnings do not fail: {text}");
+    expect_test::expect![[r#"
+        warning: capacity `vcpsu` is used by no request; did you mean `vcpu`?
+          --> inv.yaml:4:16
+          |
+        4 |     capacity: {vcpsu: 16, ram: 16384, sriov_vf: 8}
+          |                ^^^^^ at `candidates[0].capacity.vcpsu`
+
+        warning: capacity `sriov_vf` is used by no request; it is no known dimension (known: vcpu, ram_mib, disk_gib, instances, addresses)
+          --> inv.yaml:4:39
+          |
+        4 |     capacity: {vcpsu: 16, ram: 16384, sriov_vf: 8}
+          |                                       ^^^^^^^^ at `candidates[0].capacity.sriov_vf`
+
+        inv.yaml: valid (2 warnings)
+    "#]]
+    .assert_eq(&text);
+    // With a template whose request uses `sriov_vf` (and `vCPU`), only the typo is left.
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        "homing_template_version: 2017-10-10\ndemands:\n  vG: [{inventory_provider: aai, inventory_type: cloud}]\nconstraints:\n  fit: {type: vim_fit, demands: [vG], properties: {controller: multicloud, request: {vCPU: 2, sriov_vf: 1}}}\n",
+    )
+    .expect("write template");
+    let (code, text) = run(&["validate", "--inventory", "inv.yaml", "t.yaml"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("t.yaml: valid\n"), "{text}");
+    assert!(
+        text.contains("warning: capacity `vcpsu` is used by no request; did you mean `vcpu`?\n  --> inv.yaml:4:16"),
+        "{text}"
+    );
+    assert!(!text.contains("sriov_vf` is used"), "{text}");
+    assert!(text.contains("inv.yaml: valid (1 warning)"), "{text}");
+    // As JSON lines: the inventory is a record with its diagnostics, after the template's.
+    let (_, text) = run(&[
+        "validate",
+        "-o",
+        "json",
+        "--inventory",
+        "inv.yaml",
+        "t.yaml",
+    ]);
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON record"))
+        .collect();
+    assert_eq!(records.len(), 2, "{text}");
+    let inv = &records[1];
+    assert_eq!(inv["file"], "inv.yaml");
+    assert_eq!(inv["valid"], true);
+    assert_eq!(inv["diagnostics"][0]["line"], 4);
+    assert_eq!(inv["diagnostics"][0]["column"], 16);
+    assert_eq!(
+        inv["diagnostics"][0]["path"],
+        "candidates[0].capacity.vcpsu"
+    );
+    // Two keys of one dimension are an error naming both.
+    std::fs::write(
+        dir.path().join("dup.yaml"),
+        "candidates:\n  - {candidate_id: a, inventory_type: cloud, capacity: {vcpus: 16, VCPU: 8}}\n",
+    )
+    .expect("write inventory");
+    let out = Command::new(env!("CARGO_BIN_EXE_berth"))
+        .args(["validate", "--inventory", "dup.yaml"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run berth");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error: `vcpus` and `VCPU` both name dimension `vcpu`; expected one of them (`vcpus` is at 2:57)"),
+        "{err}"
+    );
+    assert!(err.contains("dup.yaml:2:68"), "{err}");
 }

@@ -117,8 +117,8 @@ extra: 1
         expect![[r#"
             error: candidates[0].latitude (4:15): latitude 132.9 out of range; expected -90..=90
             error: candidates[0].cost (6:11): cost -5 is negative; expected a cost of at least 0
-            error: candidates[0].capacity.vcpu (7:22): capacity -4 is negative; expected an integer of at least 0
-            error: candidates[0].capacity.ram_mib (7:35): expected a non-negative integer capacity, found string
+            error: candidates[0].capacity.vcpu (7:22): `vcpu` is -4; expected a non-negative integer amount
+            error: candidates[0].capacity.ram_mib (7:35): `ram_mib` is "lots"; expected a non-negative amount: a number (MiB), `16 GB`, or {quantity: 16, unit: GB}
             error: candidates[0].zones.galaxy (8:32): unknown zone category `galaxy`; expected one of disaster, region, complex, country, time, maintenance
             error: candidates[0].lattitude (9:5): unknown key `lattitude`; did you mean `latitude`?
             error: candidates[1].candidate_id (10:19): duplicate candidate id `dfw1`; first defined at 2:5
@@ -356,5 +356,253 @@ proptest::proptest! {
             Err(InventoryError::Invalid { diagnostics }) => proptest::prop_assert!(!diagnostics.is_empty()),
             Err(other) => proptest::prop_assert!(false, "unexpected {other}"),
         }
+    }
+}
+
+#[test]
+fn capacity_keys_and_units_go_through_the_dimension_registry() {
+    let inv = Inventory::parse(
+        r#"candidates:
+  - candidate_id: nova
+    inventory_type: cloud
+    capacity: {vcpus: 16, ram: 32768, disk: 200, instances: 10}
+  - candidate_id: placement
+    inventory_type: cloud
+    capacity: {VCPU: 8, MEMORY_MB: 16384, DISK_GB: 100}
+  - candidate_id: multicloud
+    inventory_type: cloud
+    capacity: {vCPU: 4, Memory: {quantity: 16, unit: GB}, Storage: "1 TB", sriov_vf: 2}
+  - candidate_id: promise
+    inventory_type: cloud
+    capacity: {cores: "20", ram: 51200, gigabytes: 10, addresses: 3}
+"#,
+    )
+    .expect("valid");
+    let cap = |id: &str| -> Vec<(String, i64)> {
+        inv.candidates[id]
+            .capacity
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    };
+    let own = |v: &[(&str, i64)]| -> Vec<(String, i64)> {
+        v.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect()
+    };
+    assert_eq!(
+        cap("nova"),
+        own(&[
+            ("disk_gib", 200),
+            ("instances", 10),
+            ("ram_mib", 32768),
+            ("vcpu", 16)
+        ])
+    );
+    assert_eq!(
+        cap("placement"),
+        own(&[("disk_gib", 100), ("ram_mib", 16384), ("vcpu", 8)])
+    );
+    assert_eq!(
+        cap("multicloud"),
+        own(&[
+            ("disk_gib", 1024),
+            ("ram_mib", 16384),
+            ("sriov_vf", 2),
+            ("vcpu", 4)
+        ])
+    );
+    assert_eq!(
+        cap("promise"),
+        own(&[
+            ("addresses", 3),
+            ("disk_gib", 10),
+            ("ram_mib", 51200),
+            ("vcpu", 20)
+        ])
+    );
+    assert!(inv.warnings.is_empty(), "{:?}", inv.warnings);
+    // Only the custom dimension is remembered, with where it stands.
+    let custom: Vec<String> = inv
+        .custom_capacity
+        .iter()
+        .map(|k| format!("{} {} {}:{}", k.key, k.path, k.pos.line, k.pos.column))
+        .collect();
+    assert_eq!(custom, ["sriov_vf candidates[2].capacity.sriov_vf 10:76"]);
+}
+
+#[test]
+fn capacity_problems_name_keys_and_positions() {
+    check_diags(
+        r#"candidates:
+  - candidate_id: a
+    inventory_type: cloud
+    capacity: {vcpus: 16, vCPU: 8, ram: 2048, Memory: 2}
+  - candidate_id: b
+    inventory_type: cloud
+    capacity: {vcpu: 2.5, ram: {quantity: 4, unit: GX}, disk: [1], x: {quantity: 1, units: GB}, gpu: 2 GB}
+"#,
+        expect![[r#"
+            error: candidates[0].capacity.vCPU (4:27): `vcpus` and `vCPU` both name dimension `vcpu`; expected one of them (`vcpus` is at 4:16)
+            error: candidates[0].capacity.Memory (4:47): `ram` and `Memory` both name dimension `ram_mib`; expected one of them (`ram` is at 4:36)
+            error: candidates[1].capacity.vcpu (7:22): `vcpu` is 2.5; expected a non-negative integer amount
+            error: candidates[1].capacity.ram (7:32): `ram` has unknown unit `GX`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)
+            error: candidates[1].capacity.disk (7:63): `disk` is list; expected a non-negative amount: a number (GiB), `16 GB`, or {quantity: 16, unit: GB}
+            error: candidates[1].capacity.x.units (7:85): unknown key `units`; did you mean `unit`?
+            error: candidates[1].capacity.gpu (7:102): `gpu` has unit `GB`; expected a plain count (units apply to memory and disk)
+        "#]],
+    );
+    // A fraction of a base unit is dropped, and said so.
+    check_diags(
+        "candidates:\n  - {candidate_id: a, inventory_type: cloud, capacity: {disk: 1000 MB, ram: 1.5 GB}}\n",
+        expect![[r#"
+            ok
+            warning: candidates[0].capacity.disk (2:63): capacity `disk` is "1000 MB", not a whole number of GiB; counted as 0 GiB
+        "#]],
+    );
+}
+
+#[test]
+fn custom_capacity_no_request_uses_is_a_warning_with_a_suggestion() {
+    let inv = Inventory::parse(
+        "candidates:\n  - candidate_id: a\n    inventory_type: cloud\n    capacity: {vcpsu: 16, ram: 1024, sriov_vf: 4, GPU: 1}\n",
+    )
+    .expect("valid");
+    let show = |used: &[&str]| -> Vec<String> {
+        inv.capacity_warnings(used.iter().copied())
+            .iter()
+            .map(|d| format!("{}: {d}", d.severity))
+            .collect()
+    };
+    expect![[r#"
+        [
+            "warning: candidates[0].capacity.vcpsu (4:16): capacity `vcpsu` is used by no request; did you mean `vcpu`?",
+            "warning: candidates[0].capacity.sriov_vf (4:38): capacity `sriov_vf` is used by no request; it is no known dimension (known: vcpu, ram_mib, disk_gib, instances, addresses)",
+            "warning: candidates[0].capacity.GPU (4:51): capacity `GPU` is used by no request; it is no known dimension (known: vcpu, ram_mib, disk_gib, instances, addresses)",
+        ]
+    "#]]
+    .assert_debug_eq(&show(&[]));
+    // A request using a dimension silences it; one spelling it otherwise is suggested.
+    expect![[r#"
+        [
+            "warning: candidates[0].capacity.vcpsu (4:16): capacity `vcpsu` is used by no request; did you mean `vcpu`?",
+            "warning: candidates[0].capacity.GPU (4:51): capacity `GPU` is used by no request; did you mean `gpu`?",
+        ]
+    "#]]
+    .assert_debug_eq(&show(&["sriov_vf", "gpu", "vcpu"]));
+}
+
+#[test]
+fn flavor_sizes_are_read_through_the_registry() {
+    let inv = Inventory::parse(
+        r#"candidates:
+  - candidate_id: a
+    inventory_type: cloud
+    flavors:
+      - name: m1.large
+        capabilities:
+          - feature: basicCapabilities
+            attributes:
+              numVirtualCpu: 4
+              virtualMemSize: {value: 8, unit: GB}
+              diskSize: {value: 40, unit: GB}
+              cpuArchitecture: x86
+      - name: m1.mib
+        capabilities:
+          - {feature: basicCapabilities, attributes: {numVirtualCpu: "2", virtualMemSize: 2048}}
+"#,
+    )
+    .expect("valid");
+    let f = &inv.candidates["a"].flavors;
+    assert_eq!(
+        f[0].size().into_iter().collect::<Vec<_>>(),
+        [("disk_gib", 40), ("ram_mib", 8192), ("vcpu", 4)]
+    );
+    assert_eq!(
+        f[1].size().into_iter().collect::<Vec<_>>(),
+        [("ram_mib", 2048), ("vcpu", 2)]
+    );
+    check_diags(
+        r#"candidates:
+  - candidate_id: a
+    inventory_type: cloud
+    flavors:
+      - name: bad
+        capabilities:
+          - feature: basicCapabilities
+            attributes: {numVirtualCpu: 2.5, vcpus: 2, virtualMemSize: {value: 8, unit: GX}, diskSize: true}
+"#,
+        expect![[r#"
+            error: candidates[0].flavors[0].capabilities[0].attributes.numVirtualCpu (8:41): `numVirtualCpu` is 2.5; expected a non-negative integer amount
+            error: candidates[0].flavors[0].capabilities[0].attributes.vcpus (8:46): `numVirtualCpu` and `vcpus` both name dimension `vcpu`; expected one of them (`numVirtualCpu` is at 8:26)
+            error: candidates[0].flavors[0].capabilities[0].attributes.virtualMemSize (8:72): `virtualMemSize` has unknown unit `GX`; expected one of B, KB, MB, GB, TB (or KiB, MiB, GiB, TiB)
+            error: candidates[0].flavors[0].capabilities[0].attributes.diskSize (8:104): `diskSize` is true; expected a non-negative amount: a number (GiB), `16 GB`, or {quantity: 16, unit: GB}
+        "#]],
+    );
+}
+
+/// One random edit (delete, insert, substitute, swap neighbours) of `s`.
+fn edited(s: &str, kind: u8, at: usize, c: char) -> String {
+    let mut v: Vec<char> = s.chars().collect();
+    let i = at % v.len();
+    match kind % 4 {
+        0 if v.len() > 2 => {
+            v.remove(i);
+        }
+        0 | 1 => v.insert(i, c),
+        2 => v[i] = c,
+        _ => {
+            let j = if i + 1 < v.len() { i + 1 } else { i - 1 };
+            v.swap(i, j);
+        }
+    }
+    v.into_iter().collect()
+}
+
+fn any_alias() -> impl proptest::strategy::Strategy<Value = &'static str> {
+    proptest::sample::select(
+        berth_units::dimension::DIMENSIONS
+            .iter()
+            .flat_map(|d| d.aliases.iter().map(|a| a.name))
+            .collect::<Vec<_>>(),
+    )
+}
+
+proptest::proptest! {
+    /// Random spellings of known dimensions load as the dimension; random near misses are
+    /// kept as written and named at their line:column with a suggestion.
+    #[test]
+    fn near_miss_capacity_keys_are_named_with_a_suggestion(
+        known in any_alias(),
+        upper in proptest::collection::vec(proptest::bool::ANY, 32),
+        typo_of in any_alias(),
+        kind in 0u8..4,
+        at in 0usize..32,
+        c in proptest::char::range('a', 'z'),
+        indent in 0usize..4,
+    ) {
+        let cased: String = known
+            .chars()
+            .zip(&upper)
+            .map(|(ch, up)| if *up { ch.to_ascii_uppercase() } else { ch.to_ascii_lowercase() })
+            .collect();
+        let typo = edited(typo_of, kind, at, c);
+        proptest::prop_assume!(berth_units::dimension::lookup(&typo).is_none());
+        proptest::prop_assume!(typo.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'));
+        proptest::prop_assume!(berth_units::dimension::fold(&typo).len() > 3);
+        let pad = " ".repeat(indent);
+        let text = format!(
+            "candidates:\n  - candidate_id: a\n    inventory_type: cloud\n    capacity:\n      {pad}{cased}: 7\n      {pad}{typo}: 3\n"
+        );
+        let inv = Inventory::parse(&text).map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let dim = berth_units::dimension::canonical(known).into_owned();
+        let c0 = &inv.candidates["a"];
+        // 7 in the alias's unit: 7 of a count, 7 MiB or GiB, or 7 GB as MiB.
+        proptest::prop_assert!(matches!(c0.capacity.get(&dim), Some(7 | 7168)), "{:?}", c0.capacity);
+        proptest::prop_assert_eq!(c0.capacity.get(&typo), Some(&3));
+        let w = inv.capacity_warnings([]);
+        proptest::prop_assert_eq!(w.len(), 1);
+        let col = u32::try_from(7 + indent).unwrap_or(0);
+        proptest::prop_assert_eq!((w[0].line, w[0].column), (6, col));
+        let head = format!("capacity `{typo}` is used by no request; did you mean `");
+        proptest::prop_assert!(w[0].message.starts_with(&head), "{}", w[0].message);
     }
 }
