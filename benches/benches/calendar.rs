@@ -155,7 +155,7 @@ fn benches(c: &mut Criterion) {
             .and_then(|r| {
                 r.pools.first().and_then(|p| {
                     p.summary
-                        .get(&berth_calendar::Dimension::cores())
+                        .get(&berth_calendar::Dimension::vcpu())
                         .map(|s| s.total)
                 })
             })

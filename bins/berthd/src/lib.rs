@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use berth_calendar::{Amounts, CapacityChange, Command, PoolKey};
-use berth_inventory::{AttrValue, Inventory, StaticProvider};
+use berth_inventory::{Inventory, StaticProvider};
 use berth_service::{
     ClusterOptions, Notifier, NotifyConfig, Ownership, OwnershipOptions, PartitionKey, PlanConfig,
     PlanService, ProviderFlavor, ProviderInfo, ReservationOptions, ReservationService, SystemClock,
@@ -107,7 +107,7 @@ pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec
                     u64::try_from(*q)
                         .ok()
                         .filter(|q| *q > 0)
-                        .map(|q| (berth_calendar::Dimension(d.clone()), q))
+                        .map(|q| (berth_calendar::Dimension::new(d.as_str()), q))
                 })
                 .collect();
             (!amounts.is_zero()).then(|| {
@@ -123,25 +123,14 @@ pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec
 }
 
 /// The provider of the inventory's pools (`<candidate>/inventory`), known to the Promise routes
-/// without `add-provider`, with every candidate's flavors whose `basicCapabilities` give
-/// `numVirtualCpu` and `virtualMemSize` (first of a name wins; `diskSize` in GB when given).
+/// without `add-provider`, with every candidate's flavors whose sizes (`basicCapabilities`
+/// read through the dimension registry, [`berth_inventory::Flavor::size`]) give vCPUs and
+/// memory (first of a name wins; disk when given).
 pub fn inventory_provider(inv: &Inventory) -> ProviderInfo {
     let mut flavors: Vec<ProviderFlavor> = Vec::new();
     for f in inv.candidates.values().flat_map(|c| &c.flavors) {
-        let num = |key: &str, per_gb: u64| {
-            let a = f.attribute("basicCapabilities", key)?;
-            let n = match &a.value {
-                AttrValue::Int(n) => u64::try_from(*n).ok()?,
-                AttrValue::Str(s) => s.trim().parse().ok()?,
-                _ => return None,
-            };
-            match a.unit.as_deref().map(str::to_ascii_uppercase).as_deref() {
-                Some("GB" | "GIB") => n.checked_mul(per_gb),
-                _ => Some(n),
-            }
-        };
-        let (Some(vcpus), Some(ram)) = (num("numVirtualCpu", 1), num("virtualMemSize", 1024))
-        else {
+        let size = f.size();
+        let (Some(&vcpus), Some(&ram)) = (size.get("vcpu"), size.get("ram_mib")) else {
             continue;
         };
         if flavors.iter().any(|x| x.name == f.name) {
@@ -152,7 +141,7 @@ pub fn inventory_provider(inv: &Inventory) -> ProviderInfo {
             name: f.name.clone(),
             vcpus,
             ram,
-            disk: num("diskSize", 1).unwrap_or(0),
+            disk: size.get("disk_gib").copied().unwrap_or(0),
         });
     }
     ProviderInfo {

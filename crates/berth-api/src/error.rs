@@ -294,7 +294,11 @@ impl ApiError {
         let field = e.field();
         let offers = e
             .conflict()
-            .and_then(|c| serde_json::to_value(&c.offers).ok())
+            .and_then(|c| match dialect {
+                // Promise clients read the dimensions by their Promise names.
+                Dialect::Promise => Some(crate::promise::promise_offers(&c.offers)),
+                _ => serde_json::to_value(&c.offers).ok(),
+            })
             .map(Box::new);
         let err = ApiError {
             status,

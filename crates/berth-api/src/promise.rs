@@ -10,6 +10,13 @@
 //! object `{"id": …}` holding one of those strings (Promise clients send the provider record).
 //! A provider id alone (no `/`) names its pool in the request's `zone` (default `default`).
 //! Provider ids never contain `/`; a pool id is split at its last `/`.
+//!
+//! Dimensions: capacity keys go through the dimension registry (`berth_units::dimension`),
+//! so Promise's `cores`, `ram`, `gigabytes`, `instances`, `addresses` and every other alias
+//! (`vcpus`, `VCPU`, `MEMORY_MB`, `disk`, …) name the dimensions the inventory's pools have
+//! (`vcpu`, `ram_mib`, `disk_gib`, …). Answers name them as Promise does, from the
+//! registry's one table ([`berth_units::dimension::Dialect::Promise`]); other dimensions
+//! keep their names.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -66,13 +73,76 @@ impl Quantity {
     }
 }
 
-/// The amounts of the `field` map (`capacity`).
+/// One amount of dimension `key` (any alias) in its base unit, exactly: Promise's names take
+/// plain numbers in the base unit; a unit (`"16 GB"`) converts, but not to a fraction.
+fn amount(key: &str, q: &Quantity, field: &str) -> Result<(Dimension, u64)> {
+    use berth_units::dimension::{Raw, Round};
+    let number;
+    let raw = match q {
+        Quantity::Number(n) => {
+            number = n.to_string();
+            Raw::Number(&number)
+        }
+        Quantity::Text(s) => Raw::Text(s),
+    };
+    let a = berth_units::dimension::amount(key, raw, Round::Up)
+        .map_err(|e| ApiError::bad_field(field, e.with_key(field).to_string(), D))?;
+    if !a.exact {
+        let unit = berth_units::dimension::by_name(&a.dimension).map_or("unit", |d| d.unit());
+        return Err(ApiError::bad_field(
+            field,
+            format!("`{field}` is {raw}, not a whole number of {unit}; expected whole {unit}"),
+            D,
+        ));
+    }
+    Ok((Dimension(a.dimension), a.value))
+}
+
+/// The amounts of the `field` map (`capacity`); two keys of one dimension are refused.
 fn amounts(cap: &BTreeMap<String, Quantity>, field: &str) -> Result<Amounts> {
     let mut a = Amounts::new();
+    let mut keys: BTreeMap<Dimension, &str> = BTreeMap::new();
     for (k, q) in cap {
-        a.set(Dimension(k.clone()), q.value(&format!("{field}.{k}"))?);
+        let at = format!("{field}.{k}");
+        let (d, n) = amount(k, q, &at)?;
+        if let Some(first) = keys.insert(d.clone(), k) {
+            let e = berth_units::DimensionError::Duplicate {
+                first: first.to_owned(),
+                second: k.clone(),
+                dimension: d.0,
+            };
+            return Err(ApiError::bad_field(&at, format!("`{field}`: {e}"), D));
+        }
+        a.set(d, n);
     }
     Ok(a)
+}
+
+/// A dimension as Promise names it (`vcpu` is `cores`, `ram_mib` `ram`, `disk_gib`
+/// `gigabytes`); others unchanged.
+pub(crate) fn promise_name(d: &Dimension) -> String {
+    berth_units::dimension::Dialect::Promise
+        .name(&d.0)
+        .to_owned()
+}
+
+/// Amounts as Promise answers them: `{"cores": 4, "ram": 8192}`.
+pub(crate) fn promise_amounts(a: &Amounts) -> Value {
+    Value::Object(a.iter().map(|(d, q)| (promise_name(d), json!(q))).collect())
+}
+
+/// Conflict offers as Promise answers them (`max_reservable` in Promise's names).
+pub(crate) fn promise_offers(offers: &[berth_calendar::Offer]) -> Value {
+    Value::Array(
+        offers
+            .iter()
+            .map(|o| {
+                let mut v = serde_json::to_value(o).unwrap_or_default();
+                v["max_reservable"] = promise_amounts(&o.max_reservable);
+                v
+            })
+            .collect(),
+    )
 }
 
 /// Checks client-given names (`zone`, `provider`, …): printable, bounded, not empty.
@@ -501,7 +571,7 @@ fn utilization(pools: &[PoolCapacity], metric: Option<&str>) -> Vec<Value> {
             let capacity: serde_json::Map<String, Value> = step
                 .levels
                 .iter()
-                .map(|(d, l)| (d.0.clone(), level(l, metric)))
+                .map(|(d, l)| (promise_name(d), level(l, metric)))
                 .collect();
             out.push(json!({
                 "timestamp": step.at,
@@ -523,7 +593,15 @@ fn reservation_detail(r: &Reservation, now: DateTime<Utc>) -> Value {
     v["pool-id"] = json!(r.pool.to_string());
     v["zone"] = json!(r.pool.zone.0);
     v["provider"] = json!(r.pool.provider.0);
-    v["capacity"] = serde_json::to_value(&r.amounts).unwrap_or_default();
+    v["capacity"] = promise_amounts(&r.amounts);
+    for (field, a) in [
+        ("amounts", &r.amounts),
+        ("allocated", &r.allocated),
+        ("remaining", &r.remaining),
+        ("released", &r.released),
+    ] {
+        v[field] = promise_amounts(a);
+    }
     v["allocations"] = json!(
         r.allocations
             .iter()
@@ -653,16 +731,19 @@ pub struct InstanceBody {
     pub end: Option<DateTime<Utc>>,
 }
 
-/// The amounts one instance of `flavor` consumes: `cores`, `ram`, one `instances`, and
-/// `gigabytes` of disk when the flavor gives it and the pool (or the reservation drawn from)
-/// tracks that dimension.
-fn flavor_amounts(f: &ProviderFlavor, pool_dims: &BTreeSet<String>) -> Amounts {
-    let mut a = Amounts::new()
-        .with("cores", f.vcpus)
-        .with("ram", f.ram)
-        .with("instances", 1);
-    if f.disk > 0 && pool_dims.contains("gigabytes") {
-        a.set(Dimension("gigabytes".into()), f.disk);
+/// The amounts one instance of `flavor` consumes: its vCPUs (`vcpu`, Promise's `cores`) and
+/// memory (`ram_mib`, `ram`); one `instances` when the pool (or the reservation drawn from)
+/// counts instances, and its disk (`disk_gib`, `gigabytes`) when the flavor gives one and the
+/// pool tracks disk. Pools seeded from an inventory name the same dimensions.
+fn flavor_amounts(f: &ProviderFlavor, pool_dims: &BTreeSet<Dimension>) -> Amounts {
+    let mut a = Amounts::new();
+    a.set(Dimension::vcpu(), f.vcpus);
+    a.set(Dimension::ram_mib(), f.ram);
+    if pool_dims.contains(&Dimension::instances()) {
+        a.set(Dimension::instances(), 1);
+    }
+    if f.disk > 0 && pool_dims.contains(&Dimension::disk_gib()) {
+        a.set(Dimension::disk_gib(), f.disk);
     }
     a
 }
@@ -726,7 +807,7 @@ async fn calendar_now(st: &AppState) -> Result<DateTime<Utc>> {
 }
 
 /// Dimensions `pool` tracks now.
-async fn pool_dimensions(st: &AppState, pool: &PoolKey) -> Result<BTreeSet<String>> {
+async fn pool_dimensions(st: &AppState, pool: &PoolKey) -> Result<BTreeSet<Dimension>> {
     let cq = CapacityQuery {
         zone: Some(pool.zone.clone()),
         provider: Some(pool.provider.clone()),
@@ -741,7 +822,7 @@ async fn pool_dimensions(st: &AppState, pool: &PoolKey) -> Result<BTreeSet<Strin
         .map(|r| {
             r.pools
                 .iter()
-                .flat_map(|p| p.summary.keys().map(|d| d.0.clone()))
+                .flat_map(|p| p.summary.keys().cloned())
                 .collect()
         })
         .unwrap_or_default())
@@ -778,8 +859,8 @@ pub async fn create_instance(
             st.reservations
                 .read_at(partition.as_deref(), |c| {
                     c.reservation(id).map(|r| {
-                        let dims: BTreeSet<String> =
-                            r.amounts.iter().map(|(d, _)| d.0.clone()).collect();
+                        let dims: BTreeSet<Dimension> =
+                            r.amounts.iter().map(|(d, _)| d.clone()).collect();
                         (r.pool, dims)
                     })
                 })
@@ -816,7 +897,7 @@ pub async fn create_instance(
             };
             flavor_amounts(&flavor, &dims)
         }
-        (None, None) => Amounts::new().with("instances", 1),
+        (None, None) => Amounts::new().with(Dimension::instances().0, 1),
     };
     let mut req = match rid {
         Some(r) => AllocationRequest::reserved(r, amounts),
@@ -850,7 +931,7 @@ pub async fn create_instance(
     if let Some(a) = record {
         body["priority"] = serde_json::to_value(a.priority).unwrap_or_default();
         body["pool-id"] = json!(a.pool.to_string());
-        body["capacity"] = serde_json::to_value(&a.amounts).unwrap_or_default();
+        body["capacity"] = promise_amounts(&a.amounts);
         body["reservation-id"] = json!(a.reservation.map(|r| berth_service::qualify(part, r)));
         body["end"] = json!(a.end);
     }
@@ -1018,7 +1099,7 @@ pub async fn query_capacity(State(st): State<AppState>, body: Bytes) -> Result<R
         let summary: serde_json::Map<String, Value> = p
             .summary
             .iter()
-            .map(|(d, l)| (d.0.clone(), level(l, field.as_deref())))
+            .map(|(d, l)| (promise_name(d), level(l, field.as_deref())))
             .collect();
         capacity.insert(p.pool.to_string(), Value::Object(summary));
     }
@@ -1154,7 +1235,8 @@ pub struct CapacitySubscribeBody {
     /// `ResourceProvider:…`, `{"id": …}`); overrides `provider`.
     #[schema(value_type = Object)]
     pub source: Option<Value>,
-    /// Dimension (default per kind: compute `cores`, network `addresses`, storage `storage`).
+    /// Dimension, any alias (default per kind: compute `cores`, network `addresses`, storage
+    /// `gigabytes`, that is `vcpu`, `addresses`, `disk_gib`).
     pub dimension: Option<String>,
     /// Notify when available goes below this.
     #[schema(value_type = Object)]
@@ -1173,7 +1255,7 @@ pub async fn capacity_subscribe(
     let default_dim = match kind.as_str() {
         "compute" => "cores",
         "network" => "addresses",
-        "storage" => "storage",
+        "storage" => "gigabytes",
         o => {
             return Err(ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -1188,7 +1270,12 @@ pub async fn capacity_subscribe(
         ("provider", b.provider.as_deref()),
         ("dimension", b.dimension.as_deref()),
     ])?;
-    let below = b.threshold.value("threshold")?;
+    // The threshold is an amount of the dimension, in the name's unit.
+    let dim_key = b
+        .dimension
+        .clone()
+        .unwrap_or_else(|| default_dim.to_owned());
+    let (dimension, below) = amount(&dim_key, &b.threshold, "threshold")?;
     let (zone, provider) = match &b.source {
         Some(src) => {
             let pool = pool_of(Some(src), b.zone.as_deref(), None, "source")?;
@@ -1203,7 +1290,7 @@ pub async fn capacity_subscribe(
     let sub = ThresholdSubscription {
         zone,
         provider,
-        dimension: Dimension(b.dimension.unwrap_or_else(|| default_dim.to_owned())),
+        dimension,
         below,
     };
     let id = st

@@ -11,6 +11,7 @@ use tower::ServiceExt;
 
 use super::*;
 
+mod dims;
 mod roles;
 mod shed;
 
@@ -664,7 +665,7 @@ fn slicing_recommendations_carry_attributes_in_the_candidate_as_has() {
 }
 
 /// Registers an OpenStack provider with `flavors`; returns its id.
-async fn add_provider(app: &Router, flavors: Value) -> String {
+pub(crate) async fn add_provider(app: &Router, flavors: Value) -> String {
     let (s, v, _) = call(
         app,
         Method::POST,
@@ -678,7 +679,7 @@ async fn add_provider(app: &Router, flavors: Value) -> String {
     id
 }
 
-async fn promise(app: &Router, uri: &str, body: Value) -> (u16, Value) {
+pub(crate) async fn promise(app: &Router, uri: &str, body: Value) -> (u16, Value) {
     let (s, v, _) = call(app, Method::POST, uri, Some(body)).await;
     (s, v)
 }
@@ -814,7 +815,7 @@ async fn promise_pool_ids_round_trip_in_every_source_form() {
         (s, v["message"].as_str()),
         (
             400,
-            Some("`capacity.cores` is `many`; expected a non-negative integer")
+            Some("`capacity.cores` is \"many\"; expected a non-negative integer amount")
         )
     );
 }

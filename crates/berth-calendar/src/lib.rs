@@ -7,7 +7,9 @@
 //! # Model
 //! - **Pools** ([`PoolKey`] = zone + provider) have a capacity per [`Dimension`] that is a step
 //!   function of time, changed by [`Command::IncreaseCapacity`] / [`Command::DecreaseCapacity`]
-//!   over a window (open-ended allowed). Quantities are integers ([`Amounts`]).
+//!   over a window (open-ended allowed). Quantities are integers ([`Amounts`]). Dimensions
+//!   are named as the dimension registry (`berth_units::dimension`) names them: Promise's
+//!   `cores`, `ram`, `gigabytes` are `vcpu`, `ram_mib`, `disk_gib`, also when replayed.
 //! - **Declared pools**: a pool's source (an inventory) states what the pool has with
 //!   [`Command::DeclareCapacity`]; the capacity moves by the difference to the previous
 //!   declaration from `now` for good (decreases cut at zero where a windowed change left less),

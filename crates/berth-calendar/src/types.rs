@@ -86,19 +86,45 @@ name_id!(
     /// A pre-existing resource element (server, network, image...) a reservation protects.
     ElementId
 );
-name_id!(
-    /// A resource dimension: `cores`, `ram`, `instances`, `addresses`, `storage` or any name.
-    Dimension
-);
+/// A resource dimension, named as the dimension registry (`berth_units::dimension`) names it:
+/// `vcpu`, `ram_mib`, `disk_gib`, `instances`, `addresses`, or any other name as written.
+///
+/// [`Dimension::new`], `From<&str>` and deserialization map every alias whose plain numbers
+/// are in the dimension's base unit to the canonical name (`cores` is `vcpu`, `ram` is
+/// `ram_mib`, `gigabytes` is `disk_gib`), so a pool seeded from an inventory and a Promise
+/// request name one dimension, and logs written with Promise's names replay to the same
+/// dimensions. Callers that read amounts with units (HAS's `Memory` in GB) convert through
+/// `berth_units::dimension::amount` first. Building `Dimension(..)` directly skips this.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Dimension(pub String);
 
 impl Dimension {
-    /// Virtual CPU cores.
-    pub fn cores() -> Self {
-        Self::new("cores")
+    /// The dimension `name` stands for (canonical for registry aliases that keep numbers).
+    pub fn new(name: impl Into<String>) -> Self {
+        let name = name.into();
+        match berth_units::dimension::rename(&name) {
+            Some(c) if c != name => Self(c.to_owned()),
+            _ => Self(name),
+        }
     }
-    /// Memory (the unit is the caller's choice; Promise uses MB).
-    pub fn ram() -> Self {
-        Self::new("ram")
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Virtual CPUs (Promise's `cores`).
+    pub fn vcpu() -> Self {
+        Self::new("vcpu")
+    }
+    /// Memory in MiB (Promise's `ram`).
+    pub fn ram_mib() -> Self {
+        Self::new("ram_mib")
+    }
+    /// Disk in GiB (Promise's `gigabytes`).
+    pub fn disk_gib() -> Self {
+        Self::new("disk_gib")
     }
     /// Server instances.
     pub fn instances() -> Self {
@@ -108,9 +134,23 @@ impl Dimension {
     pub fn addresses() -> Self {
         Self::new("addresses")
     }
-    /// Block storage.
-    pub fn storage() -> Self {
-        Self::new("storage")
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Dimension {
+    fn from(s: &str) -> Self {
+        Self::new(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Dimension {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Self::new)
     }
 }
 
@@ -140,9 +180,41 @@ impl fmt::Display for PoolKey {
 }
 
 /// Integer quantities per dimension. Zero entries are dropped when a request is admitted.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Deserializing adds up keys that name one dimension (`cores` and `vcpu` in an old log).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Amounts(pub BTreeMap<Dimension, u64>);
+
+impl<'de> Deserialize<'de> for Amounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw: Vec<(String, u64)> = d.deserialize_map(Pairs)?;
+        let mut out = BTreeMap::new();
+        for (k, q) in raw {
+            let slot: &mut u64 = out.entry(Dimension::new(k)).or_default();
+            *slot = slot.saturating_add(q);
+        }
+        Ok(Amounts(out))
+    }
+}
+
+/// A map's entries in order, keys as written.
+struct Pairs;
+
+impl<'de> serde::de::Visitor<'de> for Pairs {
+    type Value = Vec<(String, u64)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of dimension names to non-negative integers")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(e) = m.next_entry::<String, u64>()? {
+            out.push(e);
+        }
+        Ok(out)
+    }
+}
 
 impl Amounts {
     /// No quantities.
@@ -150,9 +222,9 @@ impl Amounts {
         Self::default()
     }
 
-    /// Builder: sets `dim` to `q`.
+    /// Builder: sets `dim` (through [`Dimension::new`]) to `q`.
     pub fn with(mut self, dim: impl Into<String>, q: u64) -> Self {
-        self.0.insert(Dimension(dim.into()), q);
+        self.0.insert(Dimension::new(dim), q);
         self
     }
 
@@ -161,12 +233,9 @@ impl Amounts {
         self.0.insert(dim, q);
     }
 
-    /// Quantity of `dim` (0 when absent).
+    /// Quantity of `dim` (0 when absent); `dim` may be an alias (`cores`).
     pub fn get(&self, dim: &str) -> u64 {
-        self.0
-            .iter()
-            .find(|(d, _)| d.0 == dim)
-            .map_or(0, |(_, q)| *q)
+        self.0.get(&Dimension::new(dim)).copied().unwrap_or(0)
     }
 
     /// Entries in dimension order.
@@ -179,11 +248,11 @@ impl Amounts {
         self.0.values().all(|q| *q == 0)
     }
 
-    /// The Promise capacity vector: cores, ram, instances, addresses.
+    /// The Promise capacity vector: cores, ram (MiB), instances, addresses.
     pub fn promise(cores: u64, ram: u64, instances: u64, addresses: u64) -> Self {
         Amounts::new()
-            .with("cores", cores)
-            .with("ram", ram)
+            .with("vcpu", cores)
+            .with("ram_mib", ram)
             .with("instances", instances)
             .with("addresses", addresses)
     }

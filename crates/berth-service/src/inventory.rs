@@ -57,7 +57,7 @@ impl InventoryPools {
                     u64::try_from(*q)
                         .ok()
                         .filter(|q| *q > 0)
-                        .map(|q| (Dimension(d.clone()), q))
+                        .map(|q| (Dimension::new(d.as_str()), q))
                 })
                 .collect();
             out.pools.insert(c.candidate_id.to_string(), amounts);

@@ -192,7 +192,12 @@ impl Inner {
     fn notifications(&self, events: &[Event]) -> Vec<Notification> {
         let mut out = Vec::new();
         for e in events {
-            let body = serde_json::to_value(e).unwrap_or_default();
+            let mut body = serde_json::to_value(e).unwrap_or_default();
+            // Webhooks are Promise subscriptions: dimensions by their Promise names (`cores`).
+            if let Event::CapacityThreshold { dimension, .. } = e {
+                body["dimension"] =
+                    serde_json::json!(berth_units::dimension::Dialect::Promise.name(&dimension.0));
+            }
             let name = body
                 .get("event")
                 .and_then(|v| v.as_str())

@@ -171,7 +171,8 @@ fn caret_lines(input: &str, offset: usize) -> String {
 }
 
 /// A capacity amount that cannot be read into its dimension's base unit (see
-/// [`crate::dimension::amount`]). Each names the key as written.
+/// [`crate::dimension::amount`]). Each names the key as written (or, after
+/// [`DimensionError::with_key`], as the caller names the field).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DimensionError {
@@ -221,4 +222,24 @@ pub enum DimensionError {
         /// The dimension both name.
         dimension: String,
     },
+}
+
+impl DimensionError {
+    /// The same error naming the key as `key` (a field path such as `capacity.cores`).
+    pub fn with_key(self, key: impl Into<String>) -> Self {
+        let key = key.into();
+        match self {
+            Self::NotAnAmount {
+                found, expected, ..
+            } => Self::NotAnAmount {
+                key,
+                found,
+                expected,
+            },
+            Self::UnitOnCount { unit, .. } => Self::UnitOnCount { key, unit },
+            Self::UnknownUnit { unit, .. } => Self::UnknownUnit { key, unit },
+            Self::TooLarge { found, .. } => Self::TooLarge { key, found },
+            d @ Self::Duplicate { .. } => d,
+        }
+    }
 }

@@ -392,7 +392,8 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     );
     s.wait(
         "the capacity change marker",
-        "return !!document.querySelector('[data-capacity-change=\"cores\"]')",
+        // The console names dimensions canonically: Promise's `cores` is `vcpu`.
+        "return !!document.querySelector('[data-capacity-change=\"vcpu\"]')",
     );
     // Zoom buttons change the window.
     let before = s.js("return document.getElementById('tl-range').textContent");
@@ -456,8 +457,8 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         json!(format!("edge/{os}"))
     );
     assert_eq!(
-        s.js("return document.querySelector('svg[data-dimension=cores]').parentNode.querySelector('h3').textContent"),
-        json!("cores — capacity 64, reserved 4, allocated 2, available 60 (now)")
+        s.js("return document.querySelector('svg[data-dimension=vcpu]').parentNode.querySelector('h3').textContent"),
+        json!("vcpu — capacity 64, reserved 4, allocated 2, available 60 (now)")
     );
     s.screenshot("console-utilization");
 

@@ -32,6 +32,7 @@ macro_rules! on_both_stores {
     };
 }
 
+mod compat_dims;
 mod compat_has;
 mod compat_promise;
 mod console;

@@ -40,9 +40,9 @@ fn seeded_once(dir: &std::path::Path, db: &Db) {
                 json!({"zone": zone, "show-utilization": false}),
             );
             assert_eq!(s, 200, "{v}");
-            // The test inventory gives each candidate 64 vCPUs.
+            // The test inventory gives each candidate 64 vCPUs (Promise's `cores`).
             assert_eq!(
-                v["capacity"][format!("{zone}/inventory")]["vcpu"]["total"],
+                v["capacity"][format!("{zone}/inventory")]["cores"]["total"],
                 64,
                 "{}: {v}",
                 d.base

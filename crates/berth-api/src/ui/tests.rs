@@ -151,7 +151,7 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
             pool: pool.clone(),
             start,
             end,
-            amounts: Amounts::new().with("cores", n),
+            amounts: Amounts::new().with("vcpu", n),
         })
     };
     f.res.command(grow(h(0), None, 8), None).await.unwrap();
@@ -159,14 +159,14 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
         .command(grow(h(10), Some(h(20)), 4), None)
         .await
         .unwrap();
-    let low = ReservationRequest::new("edge", Amounts::new().with("cores", 6))
+    let low = ReservationRequest::new("edge", Amounts::new().with("vcpu", 6))
         .window(h(2), h(8))
         .priority(Priority::Low);
     f.res
         .command(Command::CreateReservation(low), None)
         .await
         .unwrap();
-    let now = ReservationRequest::new("edge", Amounts::new().with("cores", 2)).window(h(0), h(30));
+    let now = ReservationRequest::new("edge", Amounts::new().with("vcpu", 2)).window(h(0), h(30));
     f.res
         .command(Command::CreateReservation(now), None)
         .await
@@ -175,7 +175,7 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
         .command(
             Command::CreateAllocation(AllocationRequest::reserved(
                 berth_calendar::ReservationId(2),
-                Amounts::new().with("cores", 1),
+                Amounts::new().with("vcpu", 1),
             )),
             None,
         )
@@ -185,7 +185,7 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
         .command(
             Command::CreateAllocation(AllocationRequest::reserved(
                 berth_calendar::ReservationId(2),
-                Amounts::new().with("cores", 1),
+                Amounts::new().with("vcpu", 1),
             )),
             None,
         )
@@ -201,7 +201,7 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
         .await
         .unwrap();
     // Takes the pool from r1 (low priority, not started): r1 is preempted.
-    let high = ReservationRequest::new("edge", Amounts::new().with("cores", 6))
+    let high = ReservationRequest::new("edge", Amounts::new().with("vcpu", 6))
         .window(h(3), h(6))
         .priority(Priority::High);
     f.res
@@ -239,10 +239,10 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
             &json!("edge/os")
         )
     );
-    assert_eq!(v["reservations"][1]["allocated"], json!({"cores": 1}));
+    assert_eq!(v["reservations"][1]["allocated"], json!({"vcpu": 1}));
     assert_eq!(v["reservations"][1]["state"], "active");
     assert_eq!(v["allocations"][0]["reservation"], "r2");
-    assert_eq!(v["allocations"][0]["amounts"], json!({"cores": 1}));
+    assert_eq!(v["allocations"][0]["amounts"], json!({"vcpu": 1}));
     let states: Vec<(&str, &str)> = v["allocations"]
         .as_array()
         .unwrap()
@@ -273,7 +273,7 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
     let pool = &v["pools"][0];
     assert_eq!(
         (&pool["id"], &pool["dimensions"]),
-        (&json!("edge/os"), &json!(["cores"]))
+        (&json!("edge/os"), &json!(["vcpu"]))
     );
     // From 03:00 to 06:00: r2 (2) and r3 (6) of 8 reserved, nothing left.
     let at3 = pool["timeline"]
@@ -283,7 +283,7 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
         .find(|s| s["at"] == "2030-01-01T03:00:00Z")
         .unwrap();
     assert_eq!(
-        at3["levels"]["cores"],
+        at3["levels"]["vcpu"],
         json!({"total": 8, "reserved": 8, "usage": 1, "available": 0})
     );
 
@@ -410,7 +410,7 @@ async fn the_event_stream_says_ready_then_each_calendar_change() {
                 pool: PoolKey::new("edge", "os"),
                 start: t0(),
                 end: None,
-                amounts: Amounts::new().with("cores", 4),
+                amounts: Amounts::new().with("vcpu", 4),
             }),
             None,
         )
@@ -545,7 +545,7 @@ async fn the_event_stream_outlives_the_request_timeout() {
                 pool: PoolKey::new("edge", "os"),
                 start: t0(),
                 end: None,
-                amounts: Amounts::new().with("cores", 4),
+                amounts: Amounts::new().with("vcpu", 4),
             }),
             None,
         )
@@ -654,7 +654,7 @@ async fn a_reader_that_falls_behind_is_told_to_refetch() {
                     pool: PoolKey::new("edge", "os"),
                     start: t0(),
                     end: None,
-                    amounts: Amounts::new().with("cores", 1),
+                    amounts: Amounts::new().with("vcpu", 1),
                 }),
                 None,
             )

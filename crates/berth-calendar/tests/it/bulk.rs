@@ -50,7 +50,7 @@ fn base(cores: u64, dip: u64, subscribe: bool) -> Calendar {
         let sub = ThresholdSubscription {
             zone: ZoneId::new("zone-1"),
             provider: None,
-            dimension: Dimension::cores(),
+            dimension: Dimension::vcpu(),
             below: cores / 2,
         };
         cal.subscribe(sub, t0()).unwrap();

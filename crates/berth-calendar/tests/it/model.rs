@@ -1722,7 +1722,7 @@ pub(crate) fn run(policy: Policy, ops: Vec<Op>) -> Result<(Trace, Calendar), Tes
         Command::Subscribe(ThresholdSubscription {
             zone: ZoneId::new("z1"),
             provider: None,
-            dimension: Dimension::cores(),
+            dimension: Dimension::vcpu(),
             below: 3,
         }),
     ];
@@ -1825,9 +1825,9 @@ pub(crate) fn run(policy: Policy, ops: Vec<Op>) -> Result<(Trace, Calendar), Tes
                 zone: ZoneId::new(ZONES[*zone]),
                 provider: provider.map(|p| ProviderId::new(format!("p{}", p + 1))),
                 dimension: if *ram {
-                    Dimension::ram()
+                    Dimension::ram_mib()
                 } else {
-                    Dimension::cores()
+                    Dimension::vcpu()
                 },
                 below: *below,
             }),
@@ -1838,10 +1838,10 @@ pub(crate) fn run(policy: Policy, ops: Vec<Op>) -> Result<(Trace, Calendar), Tes
                 let (z, p) = POOLS[*pool];
                 let mut amounts = Amounts::new();
                 if let Some(c) = cores {
-                    amounts.set(Dimension::cores(), *c);
+                    amounts.set(Dimension::vcpu(), *c);
                 }
                 if let Some(r) = ram {
-                    amounts.set(Dimension::ram(), *r);
+                    amounts.set(Dimension::ram_mib(), *r);
                 }
                 Command::DeclareCapacity(Declaration {
                     pool: PoolKey::new(z, p),

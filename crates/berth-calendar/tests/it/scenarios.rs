@@ -242,7 +242,7 @@ fn promise_capacity_decreases_14_21h_and_30_45h() {
         02T06 avail cores=20 ram=51200 inst=5 addr=10 | total cores=20 reserved cores=0
         02T21 avail cores=20 ram=51200 inst=10 addr=10 | total cores=20 reserved cores=0"#]]
     .assert_eq(&lines.join("\n"));
-    let s = &rep.pools[0].summary[&Dimension::cores()];
+    let s = &rep.pools[0].summary[&Dimension::vcpu()];
     assert_eq!((s.total, s.reserved, s.usage, s.available), (17, 5, 0, 12));
 }
 
@@ -415,7 +415,8 @@ fn allocations_track_remaining_and_end_with_the_reservation() {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "allocation needs 2 `cores` but reservation `r1` has 0 left"
+        // The first dimension short, in name order.
+        "allocation needs 1 `instances` but reservation `r1` has 0 left"
     );
     cal.destroy_allocation(a2, h(2)).unwrap();
     assert_eq!(cal.reservation(r).unwrap().remaining.get("cores"), 2);
@@ -428,7 +429,7 @@ fn allocations_track_remaining_and_end_with_the_reservation() {
             timeline: false,
         })
         .unwrap();
-    assert_eq!(usage.pools[0].summary[&Dimension::cores()].usage, 2);
+    assert_eq!(usage.pools[0].summary[&Dimension::vcpu()].usage, 2);
     let ev = cal.advance(h(6)).unwrap();
     assert_eq!(
         ev,
@@ -619,7 +620,7 @@ fn capacity_decrease_below_commitments_flags_and_reports() {
             at: t0(),
             record: RecordRef::Reservation(r),
             pool: pool(),
-            dimensions: vec![Dimension::cores()]
+            dimensions: vec![Dimension::vcpu()]
         }]
     );
     assert!(cal.reservation(r).unwrap().at_risk);
@@ -633,7 +634,7 @@ fn capacity_decrease_below_commitments_flags_and_reports() {
         })
         .unwrap()
         .pools[0]
-            .summary[&Dimension::cores()]
+            .summary[&Dimension::vcpu()]
             .available,
         -5
     );

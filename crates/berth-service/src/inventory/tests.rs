@@ -16,7 +16,7 @@ use super::*;
 
 const INV: &str = "inventory";
 const ZONES: [&str; 4] = ["z0", "z1", "z2", "z3"];
-const DIMS: [&str; 2] = ["vcpu", "ram"];
+const DIMS: [&str; 2] = ["vcpu", "ram_mib"];
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
@@ -88,7 +88,7 @@ fn inventory() -> impl Strategy<Value = InventoryPools> {
                     a.set(Dimension::new("vcpu"), v);
                 }
                 if let Some(r) = ram {
-                    a.set(Dimension::new("ram"), r);
+                    a.set(Dimension::new("ram_mib"), r);
                 }
                 inv.pools.insert((*z).to_owned(), a);
             }
@@ -118,7 +118,7 @@ fn build(ops: &[Op]) -> (Calendar, Vec<LogEntry>) {
                     pool: PoolKey::new(ZONES[*zone], provider(*other)),
                     start: now + chrono::TimeDelta::hours(*start),
                     end: len.map(|l| now + chrono::TimeDelta::hours(start + l)),
-                    amounts: Amounts::new().with("vcpu", *vcpu).with("ram", *ram),
+                    amounts: Amounts::new().with("vcpu", *vcpu).with("ram_mib", *ram),
                 };
                 if *increase {
                     Command::IncreaseCapacity(c)
@@ -146,7 +146,7 @@ fn build(ops: &[Op]) -> (Calendar, Vec<LogEntry>) {
                     amounts.set(Dimension::new("vcpu"), *v);
                 }
                 if let Some(r) = ram {
-                    amounts.set(Dimension::new("ram"), *r);
+                    amounts.set(Dimension::new("ram_mib"), *r);
                 }
                 Command::DeclareCapacity(Declaration {
                     pool: PoolKey::new(ZONES[*zone], INV),

@@ -403,3 +403,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_guide_lists_every_alias() {
+    let guide = include_str!("../../../../docs/guide/capacity.md");
+    for d in DIMENSIONS {
+        assert!(
+            guide.contains(&format!("| `{}` | {} |", d.name, d.unit())),
+            "{}",
+            d.name
+        );
+        for a in d.aliases {
+            assert!(
+                guide.contains(&format!("`{}`", a.name)),
+                "`{}` is not in the guide",
+                a.name
+            );
+        }
+        if let Some(p) = d.promise {
+            assert!(guide.contains(&format!("`{p}`")), "{p}");
+        }
+    }
+}

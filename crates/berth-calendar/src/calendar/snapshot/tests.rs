@@ -55,7 +55,7 @@ fn base() -> Calendar {
             ThresholdSubscription {
                 zone: ZoneId::new("z"),
                 provider: None,
-                dimension: Dimension::cores(),
+                dimension: Dimension::vcpu(),
                 below: 8,
             },
             t0(),
@@ -201,11 +201,11 @@ fn records_without_a_clock_are_refused() {
 #[test]
 fn duplicated_dimension_is_refused() {
     let mut s = base().snapshot();
-    s.dimensions.push(Dimension::cores());
+    s.dimensions.push(Dimension::vcpu());
     assert_eq!(
         restore_err(s),
         invalid(
-            SnapshotRecord::Dimension(Dimension::cores()),
+            SnapshotRecord::Dimension(Dimension::vcpu()),
             SnapshotProblem::Duplicate
         )
     );
@@ -235,14 +235,15 @@ fn capacity_change_problems_are_named() {
     );
     let mut s = base().snapshot();
     s.pools[0].capacity[0].change = 0;
+    // The first change is memory's: dimensions are in name order.
     let zero = SnapshotProblem::ZeroAmount {
-        dimension: Dimension::cores(),
+        dimension: Dimension::ram_mib(),
     };
     assert_eq!(restore_err(s), invalid(pool(), zero));
     let mut s = base().snapshot();
     s.pools[0].capacity[0].change = i64::MIN;
     let big = SnapshotProblem::QuantityTooLarge {
-        dimension: Dimension::cores(),
+        dimension: Dimension::ram_mib(),
         value: 1 << 63,
         max: MAX_QUANTITY,
     };
@@ -253,7 +254,7 @@ fn capacity_change_problems_are_named() {
 fn pool_total_above_the_limit_is_refused() {
     let mut s = base().snapshot();
     let step = CapacitySnap {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
         start: t0(),
         end: Some(h(1)),
         change: MAX_QUANTITY as i64,
@@ -262,7 +263,7 @@ fn pool_total_above_the_limit_is_refused() {
         s.pools[0].capacity.push(step.clone());
     }
     let problem = SnapshotProblem::QuantityTooLarge {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
         value: MAX_POOL_TOTAL + 12,
         max: MAX_POOL_TOTAL,
     };
@@ -296,7 +297,7 @@ fn unflagged_excess_is_refused() {
         a.at_risk = false;
     }
     let problem = SnapshotProblem::OverCapacity {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
         at: h(3),
     };
     assert_eq!(restore_err(s), invalid(pool(), problem));
@@ -321,7 +322,7 @@ fn committed_level_above_the_limit_is_refused() {
         assert!(i < 2000);
     }
     let problem = SnapshotProblem::QuantityTooLarge {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
         value: MAX_POOL_TOTAL + MAX_QUANTITY,
         max: MAX_POOL_TOTAL,
     };
@@ -389,9 +390,9 @@ fn reservation_amounts_are_checked() {
     let mut s = base().snapshot();
     s.reservations[0]
         .released
-        .set(Dimension::cores(), MAX_QUANTITY + 1);
+        .set(Dimension::vcpu(), MAX_QUANTITY + 1);
     let big = SnapshotProblem::QuantityTooLarge {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
         value: MAX_QUANTITY + 1,
         max: MAX_QUANTITY,
     };
@@ -455,7 +456,7 @@ fn reservation_allocations_are_checked() {
     s.allocations[0].amounts = cores(5);
     s.reservations[0].allocated = cores(5);
     let over = SnapshotProblem::ExceedsReservation {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
         allocated: 5,
         reserved: 4,
     };
@@ -542,9 +543,9 @@ fn allocation_fields_are_checked() {
     assert_eq!(restore_err(s), invalid(alloc(1), inconsistent("priority")));
     let mut s = base().snapshot();
     s.allocations[1].amounts = Amounts::new();
-    s.allocations[1].amounts.set(Dimension::cores(), 0);
+    s.allocations[1].amounts.set(Dimension::vcpu(), 0);
     let zero = SnapshotProblem::ZeroAmount {
-        dimension: Dimension::cores(),
+        dimension: Dimension::vcpu(),
     };
     assert_eq!(restore_err(s), invalid(alloc(2), zero));
 }
@@ -594,7 +595,7 @@ fn subscription_problems_are_named() {
 #[test]
 fn negative_amounts_and_truncated_json_fail_to_deserialize() {
     let json = serde_json::to_string(&base().snapshot()).unwrap_or_default();
-    let negative = json.replacen(r#""cores":4"#, r#""cores":-4"#, 1);
+    let negative = json.replacen(r#""vcpu":4"#, r#""vcpu":-4"#, 1);
     assert_ne!(negative, json);
     assert!(serde_json::from_str::<Snapshot>(&negative).is_err());
     for cut in [1, json.len() / 3, json.len() - 1] {
