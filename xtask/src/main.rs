@@ -1,6 +1,7 @@
-//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | bench-roadef | codegen | loadtest | fuzz
+//! Project automation: `cargo xtask ci | tidy | bench | bench-homing | bench-blazar | bench-roadef | codegen | loadtest | fuzz
 //! | completions | python-client | lint-deploy`.
 
+mod blazar;
 mod deploy;
 mod homing;
 mod loadtest;
@@ -26,6 +27,10 @@ commands:
   bench-roadef  [--seconds S] [--instances a1_1,a2_1,...] [--seed N] [--threads N] [--data DIR]
           the machine reassignment search on the ROADEF/EURO 2012 instances (release build),
           each solution checked independently, next to the winner's results and lower bounds
+  bench-blazar  [--seconds S] [--clients N] [--berthd PATH]  Blazar 18 and Berth's Promise API (release
+          berthd) side by side on the cloud of .ci/openstack.sh (started with Blazar unless
+          BERTH_TEST_OS_BLAZAR_URL is set): reservations/s at 1 and N clients, p50/p99,
+          admission of a start-now reservation, N-way races for the last slot and host
   codegen regenerate docs/openapi.json from the code (`--check`: fail if it is stale)
   python-client  mypy --strict and pytest of clients/python (venv under target/) against a
           real target/debug/berthd
@@ -48,6 +53,7 @@ fn main() {
         Some("tidy") => tidy::run(&root()),
         Some("bench") => bench(&args[1..]),
         Some("bench-homing") => homing::bench(&args[1..]),
+        Some("bench-blazar") => blazar::bench(&args[1..]),
         Some("bench-roadef") => roadef::bench(&args[1..]),
         Some("codegen") => codegen(args.get(1).is_some_and(|a| a == "--check")),
         Some("loadtest") => loadtest::loadtest(&args[1..]),
