@@ -30,6 +30,7 @@ struct Args {
     seconds: f64,
     clients: usize,
     berthd: Option<String>,
+    berth_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args> {
@@ -37,9 +38,14 @@ fn parse(args: &[String]) -> Result<Args> {
         seconds: 30.0,
         clients: 16,
         berthd: None,
+        berth_only: false,
     };
     let mut it = args.iter();
     while let Some(k) = it.next() {
+        if k == "--berth-only" {
+            a.berth_only = true;
+            continue;
+        }
         let v = it.next().with_context(|| format!("{k} needs a value"))?;
         match k.as_str() {
             "--seconds" => a.seconds = v.parse().with_context(|| format!("--seconds `{v}`"))?,
@@ -205,7 +211,7 @@ impl Berthd {
     /// `bin`: a berthd to run as it is; else the release build, made here.
     fn start(hosts: Vec<Host>, bin: Option<&str>) -> Result<Berthd> {
         let exe = match bin {
-            Some(b) => std::path::PathBuf::from(b),
+            Some(b) => std::path::absolute(b)?,
             None => {
                 let mut build = cargo();
                 build.args(["build", "--release", "--locked", "-p", "berthd"]);
@@ -452,6 +458,36 @@ pub fn bench(args: &[String]) -> Result<()> {
 }
 
 fn side_by_side(a: &Args, env: &BTreeMap<String, String>) -> Result<Vec<Row>> {
+    if a.berth_only {
+        // The hosts as configured, which is what Nova reports to Blazar.
+        let mut hosts = Vec::new();
+        for item in env
+            .get("BERTH_TEST_OS_COMPUTES")
+            .context("BERTH_TEST_OS_COMPUTES not exported")?
+            .split_whitespace()
+        {
+            let f: Vec<&str> = item.split(':').collect();
+            let [name, vcpus, memory_mb, _] = f[..] else {
+                bail!(
+                    "BERTH_TEST_OS_COMPUTES item `{item}`; expected NAME:VCPUS:MEMORY_MB:DISK_GB"
+                );
+            };
+            hosts.push(Host {
+                name: name.to_string(),
+                vcpus: vcpus.parse()?,
+                memory_mb: memory_mb.parse()?,
+            });
+        }
+        let berth = Berthd::start(hosts, a.berthd.as_deref())?;
+        return Ok(berth_side(a, &berth)?
+            .into_iter()
+            .map(|(_, berth)| Row {
+                what: String::new(),
+                blazar: "-".into(),
+                berth,
+            })
+            .collect());
+    }
     let blazar = Blazar::connect(env)?;
     let mut host_ids = Vec::new();
     let mut hosts = Vec::new();

@@ -27,7 +27,7 @@ commands:
   bench-roadef  [--seconds S] [--instances a1_1,a2_1,...] [--seed N] [--threads N] [--data DIR]
           the machine reassignment search on the ROADEF/EURO 2012 instances (release build),
           each solution checked independently, next to the winner's results and lower bounds
-  bench-blazar  [--seconds S] [--clients N] [--berthd PATH]  Blazar 18 and Berth's Promise API (release
+  bench-blazar  [--seconds S] [--clients N] [--berthd PATH] [--berth-only]  Blazar 18 and Berth's Promise API (release
           berthd) side by side on the cloud of .ci/openstack.sh (started with Blazar unless
           BERTH_TEST_OS_BLAZAR_URL is set): reservations/s at 1 and N clients, p50/p99,
           admission of a start-now reservation, N-way races for the last slot and host
