@@ -116,10 +116,17 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
             return Ok(fail(ui.format, &err));
         }
     };
-    // Loader warnings, and capacity keys no request of this template uses.
+    // Loader warnings, capacity keys no request of this template uses, and request keys no
+    // candidate has.
     for w in berth_engine::inventory_diagnostics(&inventory, &[&template]) {
         eprintln!("{}: warning: {w}", args.inventory.display());
     }
+    let doc = berth_doc::parse(&loaded.text).ok();
+    diagnostics::eprint(
+        &args.template,
+        &loaded.text,
+        &berth_engine::request_diagnostics(&template, doc.as_ref(), &inventory),
+    );
     let topology = match load_topology(&args.inventory, &mut inventory)? {
         Ok(t) => t,
         Err(problems) => {

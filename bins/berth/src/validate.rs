@@ -70,9 +70,19 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
         let diags = berth_engine::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
         let template = berth_template::load(&loaded.text, &opts).ok();
-        // With an inventory: demands that nothing in it serves.
+        // With an inventory: demands that nothing in it serves, and request keys that no
+        // candidate's capacity has.
         let served = match (&provider, &template) {
-            (Some(p), Some(t)) => unserved(&loaded.text, t, p),
+            (Some(p), Some(t)) => {
+                let doc = berth_doc::parse(&loaded.text).ok();
+                let mut d = unserved(doc.as_ref(), t, p);
+                d.extend(berth_engine::request_diagnostics(
+                    t,
+                    doc.as_ref(),
+                    p.inventory(),
+                ));
+                d
+            }
             _ => Vec::new(),
         };
         loaded_templates.extend(template);
@@ -180,16 +190,14 @@ fn add_file(
 /// Demands of a loadable template that no provider of the inventory serves, as errors at
 /// the requirement's `inventory_type` (line:column when the template has that key).
 fn unserved(
-    text: &str,
+    doc: Option<&berth_doc::Value>,
     template: &berth_template::Template,
     provider: &StaticProvider,
 ) -> Vec<Diagnostic> {
-    let doc = berth_doc::parse(text).ok();
     berth_engine::unserved(template, provider)
         .into_iter()
         .map(|u| {
             let pos = doc
-                .as_ref()
                 .and_then(|d| d.as_map())
                 .and_then(|m| m.get("demands"))
                 .and_then(|d| d.as_map())

@@ -76,5 +76,5 @@ pub use heat::{flavor_size, stack_flavors};
 pub use hpa::{HpaMatch, flavor_score, match_candidate};
 pub use lower::{Lowered, lower};
 pub use objective::{OBJECTIVE, aic_version};
-pub use request::{parse_request, request_dimensions};
+pub use request::{RequestKey, parse_request, request_dimensions, request_keys};
 pub use space::{DemandSpace, Environment, LatencyModel, Space};

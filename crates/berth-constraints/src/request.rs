@@ -92,22 +92,52 @@ pub fn parse_request(
     Ok(out)
 }
 
-/// The dimensions the template's fit requests ask for (canonical names), for telling which
-/// inventory capacity keys no request uses. A request that does not read is left out: the
-/// template's own diagnostics report it.
-pub fn request_dimensions(template: &Template) -> BTreeSet<String> {
-    template
-        .constraints
-        .values()
-        .filter_map(|c| match &c.kind {
+/// One key of a fit constraint's request: the constraint, the key as written, and the
+/// dimension it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestKey {
+    /// The constraint's name.
+    pub constraint: String,
+    /// The key as written (`vCPU`).
+    pub key: String,
+    /// The dimension (`vcpu`, or the key as written).
+    pub dimension: String,
+}
+
+/// Every key of the template's fit requests (`instance_fit`, `region_fit`, `vim_fit`,
+/// `service`) with the dimension it names, in constraint order. A request that does not read
+/// is left out: the template's own diagnostics report it.
+pub fn request_keys(template: &Template) -> Vec<RequestKey> {
+    let mut out = Vec::new();
+    for c in template.constraints.values() {
+        let request = match &c.kind {
             ConstraintKind::InstanceFit(p)
             | ConstraintKind::RegionFit(p)
             | ConstraintKind::VimFit(p) => p.request.as_ref(),
             ConstraintKind::Service(p) => p.request.as_ref(),
             _ => None,
-        })
-        .filter_map(|r| parse_request("", Some(r)).ok())
-        .flat_map(BTreeMap::into_keys)
+        };
+        let Some(map) = request
+            .filter(|r| parse_request("", Some(r)).is_ok())
+            .and_then(|r| r.as_object())
+        else {
+            continue;
+        };
+        out.extend(map.keys().map(|k| RequestKey {
+            constraint: c.name.clone(),
+            key: k.clone(),
+            dimension: dimension::canonical(k).into_owned(),
+        }));
+    }
+    out
+}
+
+/// The dimensions the template's fit requests ask for (canonical names), for telling which
+/// inventory capacity keys no request uses.
+pub fn request_dimensions(template: &Template) -> BTreeSet<String> {
+    request_keys(template)
+        .into_iter()
+        .map(|k| k.dimension)
         .collect()
 }
 

@@ -1,7 +1,8 @@
 //! `validate` and `check`: the template problems `plan` would hit whatever the inventory
 //! holds, found by running `plan`'s own resolution and lowering against an empty inventory.
 //! `berth validate` uses this, so it never calls valid a template `solve` cannot lower.
-//! `inventory_diagnostics`: an inventory's warnings, with its capacity keys no request uses.
+//! `inventory_diagnostics`: an inventory's warnings, with its capacity keys no request uses;
+//! `request_diagnostics`: a template's request keys no candidate's capacity has.
 
 use berth_constraints::{Environment, lower};
 use berth_doc::{Diagnostic, Path, Pos};
@@ -88,6 +89,54 @@ pub fn inventory_diagnostics(inventory: &Inventory, templates: &[&Template]) -> 
     out.extend(inventory.capacity_warnings(used.iter().map(String::as_str)));
     out.sort_by_key(|d| (d.line, d.column));
     out
+}
+
+/// A warning for each fit request key whose dimension no candidate of `inventory` has: every
+/// candidate would be removed for it. `doc` (the parsed template) supplies line:column; the
+/// nearest capacity key of the inventory, or registered name, is suggested.
+pub fn request_diagnostics(
+    template: &Template,
+    doc: Option<&berth_doc::Value>,
+    inventory: &Inventory,
+) -> Vec<Diagnostic> {
+    let offered: std::collections::BTreeSet<&str> = inventory
+        .candidates
+        .values()
+        .flat_map(|c| c.capacity.keys().map(String::as_str))
+        .collect();
+    berth_constraints::request_keys(template)
+        .into_iter()
+        .filter(|k| !offered.contains(k.dimension.as_str()))
+        .map(|k| {
+            let names = ["constraints", &k.constraint, "properties", "request", &k.key];
+            let path = names.iter().fold(Path::root(), |p, n| p.key(*n));
+            let what = if k.dimension == k.key {
+                format!("request `{}`", k.key)
+            } else {
+                format!("request `{}` (dimension `{}`)", k.key, k.dimension)
+            };
+            let hint = match berth_units::dimension::by_name(&k.dimension) {
+                Some(_) => String::new(),
+                None => berth_units::dimension::suggest(&k.key, offered.iter().copied())
+                    .map_or_else(String::new, |s| format!("; did you mean `{s}`?")),
+            };
+            // At the key itself (`position` finds values).
+            let at = doc
+                .and_then(|d| {
+                    names[..4]
+                        .iter()
+                        .try_fold(d, |v, n| v.as_map().and_then(|m| m.get(n)))
+                })
+                .and_then(berth_doc::Value::as_map)
+                .and_then(|m| m.entry(&k.key))
+                .map_or_else(|| position(doc, &names), |(key, _)| key.pos);
+            Diagnostic::warning(
+                &path,
+                at,
+                format!("{what} names a capacity no candidate of the inventory has, so no candidate fits{hint}"),
+            )
+        })
+        .collect()
 }
 
 /// The position of the deepest node of `keys` found in `doc`.

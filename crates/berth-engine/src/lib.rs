@@ -75,7 +75,7 @@ mod slicing;
 pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload};
 pub use berth_constraints::LatencyModel;
 pub use berth_solver::{MAX_THREADS, Progress};
-pub use check::{check, inventory_diagnostics, validate, validate_raw};
+pub use check::{check, inventory_diagnostics, request_diagnostics, validate, validate_raw};
 pub use cloud::{CloudPolicyInput, rejection_name};
 pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};

@@ -459,7 +459,13 @@ fn validate_names_capacity_keys_no_request_uses() {
     .expect("write template");
     let (code, text) = run(&["validate", "--inventory", "inv.yaml", "t.yaml"]);
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("t.yaml: valid\n"), "{text}");
+    // Both ends of the typo: the request's `vCPU` finds no candidate with `vcpu` ...
+    assert!(
+        text.contains("warning: request `vCPU` (dimension `vcpu`) names a capacity no candidate of the inventory has, so no candidate fits\n  --> t.yaml:5:86"),
+        "{text}"
+    );
+    assert!(text.contains("t.yaml: valid (1 warning)\n"), "{text}");
+    // ... and the inventory's `vcpsu` is used by no request.
     assert!(
         text.contains("warning: capacity `vcpsu` is used by no request; did you mean `vcpu`?\n  --> inv.yaml:4:16"),
         "{text}"

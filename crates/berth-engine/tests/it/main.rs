@@ -4,6 +4,7 @@
 mod cases;
 mod cloud;
 mod counterexample;
+mod dims;
 mod oracle;
 mod snapshots;
 mod validate;
