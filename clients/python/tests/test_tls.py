@@ -31,7 +31,7 @@ def https_berthd() -> Iterator[Daemon]:
 def test_a_private_ca_is_trusted_with_ca_file(https_berthd: Daemon) -> None:
     c = Client(https_berthd.url, basic_auth=(USER, PASSWORD), ca_file=str(TLS / "ca.pem"))
     assert c.list_plans() == []
-    assert c.query_capacity(zone="dfw1").available("dfw1/inventory", "vcpu") == 4096
+    assert c.query_capacity(zone="dfw1").available("dfw1/inventory", "cores") == 4096  # the inventory's vcpu, in Promise's name
 
 
 def test_without_the_ca_the_certificate_is_refused(https_berthd: Daemon) -> None:
