@@ -61,6 +61,11 @@ pub struct Args {
     /// Workload deployment cost file for --cloud-policy.
     #[arg(long, value_name = "FILE", requires_all = ["cloud_policy", "cloud_owners"])]
     cloud_costs: Option<PathBuf>,
+    /// Workload file for --cloud-policy: each demand's (or VNFC's) base instance type, per
+    /// cloud owner where it differs, and the resources it reserves (checked against private
+    /// clouds' free capacity; default: the demand's fit constraints' requests).
+    #[arg(long, value_name = "FILE", requires = "cloud_policy")]
+    cloud_workloads: Option<PathBuf>,
 }
 
 fn parse_non_negative(s: &str) -> Result<f64, String> {
@@ -198,7 +203,12 @@ fn load_cloud_policy(args: &Args) -> Result<Result<Option<CloudPolicyInput>, Eng
         read(owners, "cloud owner file")?,
         read(costs, "cloud cost file")?,
     );
-    Ok(CloudPolicyInput::parse(&policy, &owners, &costs).map(Some))
+    let workloads = args
+        .cloud_workloads
+        .as_ref()
+        .map(|p| read(p, "cloud workload file"))
+        .transpose()?;
+    Ok(CloudPolicyInput::parse_with(&policy, &owners, &costs, workloads.as_deref()).map(Some))
 }
 
 /// An error outcome: the error document for JSON and YAML, the message on stderr otherwise;

@@ -14,6 +14,8 @@ pub enum DocumentKind {
     Owners,
     /// A workload deployment cost file ([`crate::CostFile`]).
     Costs,
+    /// A workload file ([`crate::WorkloadCatalog`]).
+    Workloads,
 }
 
 impl fmt::Display for DocumentKind {
@@ -22,6 +24,7 @@ impl fmt::Display for DocumentKind {
             Self::Policy => "cloud selection policy",
             Self::Owners => "owner capability file",
             Self::Costs => "cost file",
+            Self::Workloads => "workload file",
         })
     }
 }

@@ -98,6 +98,12 @@ pub enum Rejection {
         /// `<cloud owner>_<cloud region>`.
         vim_id: String,
     },
+    /// A private region, but what the workload reserves is not known: its capacity cannot
+    /// be checked (passing it would claim a check that was not made).
+    UnknownDemand {
+        /// `<cloud owner>_<cloud region>`.
+        vim_id: String,
+    },
     /// The tenant of a private region lacks capacity.
     InsufficientCapacity {
         /// The tenant.
@@ -170,6 +176,10 @@ impl fmt::Display for Rejection {
             Self::NoTenant { vim_id } => write!(
                 f,
                 "private region `{vim_id}` has no tenant mapped; expected one for the capacity check"
+            ),
+            Self::UnknownDemand { vim_id } => write!(
+                f,
+                "private region `{vim_id}` cannot be checked for capacity: the workload's demand is unknown; expected the resources it reserves (such as vcpu, ram_mib)"
             ),
             Self::InsufficientCapacity { tenant, shortfalls } => write!(
                 f,
@@ -279,7 +289,7 @@ pub fn capability(
     } else {
         None
     };
-    let base = workload.instance_type.as_deref();
+    let base = workload.instance_type_for(owner);
     let flavor = match intent.isolation {
         None => base.map(str::to_owned),
         Some(ResourceIsolation::Guaranteed) => {
@@ -322,7 +332,7 @@ pub fn capability(
 }
 
 /// The capacity check alone: public clouds always pass; a private cloud needs a tenant
-/// with at least the workload's demand free in every dimension.
+/// with at least the workload's demand free in every dimension, and a known demand.
 pub fn capacity_check(
     region: &CloudRegion,
     workload: &Workload,
@@ -335,6 +345,11 @@ pub fn capacity_check(
             vim_id: region.vim_id(),
         });
     };
+    if !workload.has_demand() {
+        return Err(Rejection::UnknownDemand {
+            vim_id: region.vim_id(),
+        });
+    }
     let shortfalls: Vec<Shortfall> = workload
         .demand
         .iter()
@@ -575,7 +590,7 @@ pub fn evaluate(ev: &Evaluation<'_>, regions: &[RegionOption]) -> Selection {
                 let cost = ev.policy.content.cloud_cost_evaluation.then(|| {
                     ev.costs.breakdown(
                         &option.region,
-                        ev.workload.instance_type.as_deref(),
+                        ev.workload.instance_type_for(&option.region.cloud_owner),
                         &realized.feature_groups(),
                     )
                 });

@@ -15,7 +15,9 @@
 //!   `<owner, region, instance type>` and per feature group, a fixed cost per owner
 //!   otherwise, all in one [`CostUnit`] such as `USD/hour`.
 //! - [`CloudRegion`] / [`Workload`]: the caller's view of a candidate region (filled from
-//!   inventory) and of what is placed.
+//!   inventory) and of what is placed: the base instance type (per cloud owner where it
+//!   differs, the seed's `<service, VNFC, cloud owner>`) and the resources it reserves.
+//! - [`WorkloadCatalog`]: the workload file, [`Workload`]s by demand or VNFC name.
 //! - [`capability`] returns a [`RealizedIntent`] (HA realization, flavor mapping such as
 //!   `flavor-xyz-25-percent-oversubscription`, how capacity passed) or a [`Rejection`];
 //!   [`deployment_cost`] prices a workload; [`net_value`] combines cost and distance;
@@ -30,7 +32,8 @@
 //! - A rejection for an unsupported intent or percentage depends only on the owner, so
 //!   every region of that owner is dropped (the seed's rule).
 //! - Public clouds always pass the capacity check; a private cloud passes only with a
-//!   tenant whose free capacity covers the workload's demand in every dimension.
+//!   tenant whose free capacity covers the workload's demand in every dimension, and is
+//!   dropped when that demand is unknown (a check that was not made never passes).
 //! - [`evaluate`] ranks or drops every region given, exactly once; ranking is by net value
 //!   then input order, so it is deterministic.
 //! - Costs are never negative; [`net_value`] is non-decreasing in cost and distance.
@@ -97,6 +100,7 @@ mod owners;
 mod policy;
 mod region;
 mod schema;
+mod workloads;
 
 #[cfg(test)]
 mod tests;
@@ -118,3 +122,4 @@ pub use owners::{
 pub use policy::{CloudSelectionPolicy, DeploymentIntent, PolicyContent, ResourceIsolation, field};
 pub use region::{CloudRegion, GeoPoint, Workload};
 pub use schema::{POLICY_SCHEMA, policy_schema};
+pub use workloads::WorkloadCatalog;

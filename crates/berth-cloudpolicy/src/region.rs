@@ -63,6 +63,25 @@ pub struct Workload {
     /// Base instance type (flavor), e.g. `flavor-xyz`; the realized flavor is derived from
     /// it by the owner's isolation templates.
     pub instance_type: Option<String>,
-    /// Resources the workload reserves per dimension (the Burstable QoS minimum).
+    /// The instance type per cloud owner where it differs from `instance_type` (the seed's
+    /// derivation from `<service, VNFC, cloud owner>`: `azure: Standard_D4s_v3`).
+    pub instance_types: BTreeMap<String, String>,
+    /// Resources the workload reserves per dimension (the Burstable QoS minimum), in the
+    /// units of the regions' capacity (`vcpu`, `ram_mib`, `disk_gib`); empty when unknown.
     pub demand: BTreeMap<String, i64>,
+}
+
+impl Workload {
+    /// The base instance type on `cloud_owner`'s regions: the owner's own, else the default.
+    pub fn instance_type_for(&self, cloud_owner: &str) -> Option<&str> {
+        self.instance_types
+            .get(cloud_owner)
+            .or(self.instance_type.as_ref())
+            .map(String::as_str)
+    }
+
+    /// Whether the reserved resources are known (some dimension is asked for).
+    pub fn has_demand(&self) -> bool {
+        self.demand.values().any(|&v| v > 0)
+    }
 }

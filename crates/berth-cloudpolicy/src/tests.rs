@@ -17,6 +17,7 @@ const INSTANCE4: &str =
     include_str!("../../../examples/cloud-policy/instance4-vdns-ha-guaranteed.json");
 const OWNERS: &str = include_str!("../../../examples/cloud-policy/owners.yaml");
 const COSTS: &str = include_str!("../../../examples/cloud-policy/costs.yaml");
+const WORKLOADS: &str = include_str!("../../../examples/cloud-policy/workloads.yaml");
 
 fn policy(text: &str) -> CloudSelectionPolicy {
     match CloudSelectionPolicy::parse(text) {
@@ -73,6 +74,7 @@ fn xyz() -> Workload {
     Workload {
         instance_type: Some("flavor-xyz".to_owned()),
         demand: BTreeMap::from([("vcpu".to_owned(), 16), ("ram_mib".to_owned(), 32768)]),
+        ..Workload::default()
     }
 }
 
@@ -554,6 +556,126 @@ fn private_clouds_check_capacity_per_tenant() {
     );
 }
 
+#[test]
+fn a_private_cloud_is_not_passed_when_the_workload_demand_is_unknown() {
+    let mut r = region("titanium-edge", "edge1", "Wind River Titanium");
+    r.is_public = false;
+    r.tenant = Some("vcpe-project".to_owned());
+    let unknown = Workload {
+        instance_type: Some("flavor-xyz".to_owned()),
+        ..Workload::default()
+    };
+    let got = capability(&policy(INSTANCE2), &owners(), &r, &unknown);
+    assert_eq!(
+        got,
+        Err(Rejection::UnknownDemand {
+            vim_id: "titanium-edge_edge1".to_owned()
+        })
+    );
+    expect![[r#"private region `titanium-edge_edge1` cannot be checked for capacity: the workload's demand is unknown; expected the resources it reserves (such as vcpu, ram_mib)"#]]
+        .assert_eq(&got.unwrap_err().to_string());
+    // Public clouds need no demand.
+    r.is_public = true;
+    assert_eq!(capacity_check(&r, &unknown), Ok(CapacityCheck::PublicCloud));
+}
+
+// ---------------------------------------------------------------- workload file
+
+#[test]
+fn the_workload_file_is_found_by_demand_or_vnfc() {
+    let w = match WorkloadCatalog::parse(WORKLOADS) {
+        Ok(w) => w,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(w.warnings.is_empty());
+    let vgw = w.lookup("VGW", None).expect("by demand, ignoring case");
+    assert_eq!(vgw, &xyz());
+    assert_eq!(
+        w.lookup("vgw_1", Some("vgw")),
+        Some(vgw),
+        "by the policy's VNFC"
+    );
+    assert_eq!(w.lookup("vgw_1", None), None);
+    let vdns = w.lookup("vdns", None).expect("vdns");
+    assert_eq!(vdns.instance_type_for("azure"), Some("Standard_F4s_v2"));
+    assert_eq!(vdns.instance_type_for("vmware-dc"), Some("flavor-dns"));
+}
+
+#[test]
+fn workload_file_problems_are_all_reported() {
+    check_diags(
+        WorkloadCatalog::parse(
+            "workloads:\n  a: {instance_type: '', demand: {vcpu: -1, ram_mib: lots}, color: red}\n  A: {}\n  b: [x]\nextra: 1\n",
+        ),
+        expect![[r#"
+            invalid workload file
+            error: workloads.a.instance_type (2:22): expected a non-empty string
+            error: workloads.a.demand.vcpu (2:41): invalid amount `-1`; expected an integer of at least 0 in the unit of the regions' capacity
+            error: workloads.a.demand.ram_mib (2:54): invalid amount `lots`; expected an integer of at least 0 in the unit of the regions' capacity
+            error: workloads.a.color (2:61): unknown field `color`; expected one of `instance_type`, `instance_types`, `demand`
+            error: workloads.A (3:3): workload `A` is also named `a`; expected names unique ignoring case
+            error: workloads.b (4:6): expected a mapping; found a list
+            error: extra (5:1): unknown field `extra`; expected one of `workloads`
+        "#]],
+    );
+}
+
+/// Seed step 5b: the instance type is priced per `<instance type, cloud region>` where the
+/// owner's plugin prices it (region price first, then owner-wide), the fixed cost otherwise;
+/// the owner's own instance type is the one priced and mapped to a flavor.
+#[test]
+fn instance_types_are_priced_per_region_and_mapped_per_owner() {
+    let p = policy(INSTANCE2);
+    let (o, c) = (owners(), costs());
+    let ev = Evaluation {
+        policy: &p,
+        owners: &o,
+        costs: &c,
+        workload: &xyz(),
+        weights: Weights::default(),
+        scaling: Scaling::default(),
+    };
+    let regions: Vec<RegionOption> = ["eastus", "westus"]
+        .iter()
+        .map(|id| RegionOption {
+            region: region("azure", id, "Azure"),
+            distance_km: 0.0,
+        })
+        .collect();
+    let s = evaluate(&ev, &regions);
+    let by = |i: usize| {
+        let x = s.ranked.iter().find(|x| x.index == i).expect("kept");
+        let cost = x.cost.as_ref().expect("costed");
+        (x.realized.flavor.clone(), cost.base, cost.source.clone())
+    };
+    let flavor = Some("flavor-xyz-no-oversubscription".to_owned());
+    assert_eq!(
+        by(0),
+        (flavor.clone(), 44.0, CostSource::RegionInstanceType)
+    );
+    assert_eq!(by(1), (flavor, 40.0, CostSource::OwnerInstanceType));
+    let own = Workload {
+        instance_types: BTreeMap::from([("azure".to_owned(), "Standard_D4".to_owned())]),
+        ..xyz()
+    };
+    let s = evaluate(
+        &Evaluation {
+            workload: &own,
+            ..ev
+        },
+        &regions,
+    );
+    let x = &s.ranked[0];
+    assert_eq!(
+        x.realized.flavor.as_deref(),
+        Some("Standard_D4-no-oversubscription")
+    );
+    assert_eq!(
+        x.cost.as_ref().map(|c| (c.base, c.source.clone())),
+        Some((30.0, CostSource::OwnerFixed))
+    );
+}
+
 // ---------------------------------------------------------------- net value and ranking
 
 fn fixed_cost_file(costs: &[(&str, f64)]) -> CostFile {
@@ -822,6 +944,7 @@ proptest! {
         let workload = Workload {
             instance_type: Some("flavor-xyz".to_owned()),
             demand: BTreeMap::from([("vcpu".to_owned(), vcpu)]),
+            ..Workload::default()
         };
         let strict = policy(&intent_policy(types, ha, isolation));
         let loose = policy(&intent_policy(false, false, 0));
@@ -857,8 +980,8 @@ proptest! {
             prop::sample::select(vec!["vcpu", "ram_mib"]), -5..100_i64, 0..3),
     ) {
         let workload = Workload {
-            instance_type: None,
             demand: demand.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            ..Workload::default()
         };
         let r = &option.region;
         let got = capacity_check(r, &workload);
@@ -867,7 +990,8 @@ proptest! {
         } else {
             let fits = workload.demand.iter()
                 .all(|(k, &v)| v <= r.capacity.get(k).copied().unwrap_or(0).max(0) || v <= 0);
-            prop_assert_eq!(got.is_ok(), r.tenant.is_some() && fits);
+            let known = workload.demand.values().any(|&v| v > 0);
+            prop_assert_eq!(got.is_ok(), r.tenant.is_some() && known && fits);
         }
     }
 

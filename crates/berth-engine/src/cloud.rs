@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 
 use berth_cloudpolicy::{
     CloudPolicyError, CloudRegion, CloudSelectionPolicy, CostFile, Evaluation, GeoPoint,
-    OwnerCatalog, RegionOption, Rejection, Scaling, Scored, Weights, Workload, evaluate, net_value,
+    OwnerCatalog, RegionOption, Rejection, Scaling, Scored, Weights, Workload, WorkloadCatalog,
+    evaluate, net_value,
 };
 use berth_inventory::{AttrValue, Candidate, CandidateId, InventoryType};
-use berth_template::{Endpoint, Expr, ObjFunction, Template};
+use berth_template::{ConstraintKind, Endpoint, Expr, ObjFunction, Template};
 
 use crate::EngineError;
 use crate::resolve::Resolution;
@@ -27,6 +28,14 @@ use crate::resolve::Resolution;
 ///   `capacity` already is the free capacity available to this deployment;
 /// - capacity and flavors (names and ids): the candidate's.
 ///
+/// What a demand places ([`CloudPolicyInput::workload_of`]): its entry in
+/// [`CloudPolicyInput::workloads`] (by demand name, then by the policy's `content.vnfc`),
+/// else [`CloudPolicyInput::workload`]. Where that says nothing of the resources reserved,
+/// they are the demand's fit constraints' requests (`instance_fit`, `region_fit`,
+/// `vim_fit`, `service`), added up as the built-in fit rule adds them. With neither, a
+/// private region cannot be checked for capacity and is dropped
+/// (`cloud-policy:unknown_demand`); public ones always pass.
+///
 /// Distances are great-circle kilometres from [`CloudPolicyInput::location`]; when it is
 /// `None` the template's only located location is used, and with none (or several) the
 /// distance term is 0. Candidates that are not cloud regions are neither dropped nor priced.
@@ -44,8 +53,11 @@ pub struct CloudPolicyInput {
     pub owners: OwnerCatalog,
     /// Operator deployment costs.
     pub costs: CostFile,
-    /// What is placed: base instance type and reserved resources, for every matching demand.
+    /// What is placed, for a matching demand without its own entry in `workloads`.
     pub workload: Workload,
+    /// What each demand (or VNFC) places: base instance type, per owner where it differs,
+    /// and reserved resources (the workload file).
+    pub workloads: WorkloadCatalog,
     /// Net value weights (default: the seed's `wc = 2`, `wd = 1`).
     pub weights: Weights,
     /// Normalization (default: raw units).
@@ -64,6 +76,7 @@ impl CloudPolicyInput {
             owners,
             costs,
             workload: Workload::default(),
+            workloads: WorkloadCatalog::default(),
             weights: Weights::default(),
             scaling: Scaling::default(),
             location: None,
@@ -74,15 +87,74 @@ impl CloudPolicyInput {
     /// Parses the policy, owner file and cost file (YAML or JSON text); every problem of
     /// every document is reported, as invalid input.
     pub fn parse(policy: &str, owners: &str, costs: &str) -> Result<Self, EngineError> {
+        Self::parse_with(policy, owners, costs, None)
+    }
+
+    /// [`CloudPolicyInput::parse`] with a workload file as well.
+    pub fn parse_with(
+        policy: &str,
+        owners: &str,
+        costs: &str,
+        workloads: Option<&str>,
+    ) -> Result<Self, EngineError> {
         let mut problems = Vec::new();
         let policy = CloudSelectionPolicy::parse(policy).map_err(|e| collect(&mut problems, e));
         let owners = OwnerCatalog::parse(owners).map_err(|e| collect(&mut problems, e));
         let costs = CostFile::parse(costs).map_err(|e| collect(&mut problems, e));
-        match (policy, owners, costs) {
-            (Ok(p), Ok(o), Ok(c)) => Ok(CloudPolicyInput::new(p, o, c)),
+        let workloads = workloads
+            .map(WorkloadCatalog::parse)
+            .transpose()
+            .map_err(|e| collect(&mut problems, e));
+        match (policy, owners, costs, workloads) {
+            (Ok(p), Ok(o), Ok(c), Ok(w)) => {
+                let mut input = CloudPolicyInput::new(p, o, c);
+                input.workloads = w.unwrap_or_default();
+                Ok(input)
+            }
             _ => Err(EngineError::InvalidInput { problems }),
         }
     }
+
+    /// What `demand` places: its workload entry (by name, then the policy's VNFC) or the
+    /// default workload, with the template's fit requests for the demand when neither
+    /// says what it reserves.
+    pub fn workload_of(&self, demand: &str, template: &Template) -> Workload {
+        let vnfc = self.policy.content.vnfc.as_deref();
+        let mut w = self
+            .workloads
+            .lookup(demand, vnfc)
+            .unwrap_or(&self.workload)
+            .clone();
+        if !w.has_demand() {
+            w.demand = fit_requests(template, demand);
+        }
+        w
+    }
+}
+
+/// The amounts the template's fit constraints request for `demand`, added up per dimension
+/// (a request that does not parse is the lowering's to refuse, so it adds nothing here).
+fn fit_requests(template: &Template, demand: &str) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    for c in template.constraints.values() {
+        if !c.demands.iter().any(|d| d == demand) {
+            continue;
+        }
+        let request = match &c.kind {
+            ConstraintKind::InstanceFit(p)
+            | ConstraintKind::RegionFit(p)
+            | ConstraintKind::VimFit(p) => p.request.as_ref(),
+            ConstraintKind::Service(p) => p.request.as_ref(),
+            _ => continue,
+        };
+        if let Ok(amounts) = berth_constraints::parse_request(&c.name, request) {
+            for (dim, n) in amounts {
+                let slot = out.entry(dim).or_insert(0i64);
+                *slot = slot.saturating_add(n);
+            }
+        }
+    }
+    out
 }
 
 fn collect(problems: &mut Vec<String>, e: CloudPolicyError) {
@@ -214,20 +286,21 @@ pub(crate) fn apply(
     let from = origin.as_ref().map(|(_, at)| *at);
     let cost_only = Weights::new(input.weights.cost(), 0.0)
         .map_err(|e| EngineError::invalid(format!("cloud policy weights: {e}")))?;
-    let ev = Evaluation {
-        policy: &input.policy,
-        owners: &input.owners,
-        costs: &input.costs,
-        workload: &input.workload,
-        weights: input.weights,
-        scaling: input.scaling,
-    };
     let mut applied = Vec::with_capacity(res.space.demands.len());
     for (d, ds) in res.space.demands.iter_mut().enumerate() {
         if !input.policy.applies_to(&ds.name) {
             applied.push(None);
             continue;
         }
+        let workload = input.workload_of(&ds.name, template);
+        let ev = Evaluation {
+            policy: &input.policy,
+            owners: &input.owners,
+            costs: &input.costs,
+            workload: &workload,
+            weights: input.weights,
+            scaling: input.scaling,
+        };
         let mut removed: Vec<(CandidateId, String)> = Vec::new();
         let mut options = Vec::new();
         let mut option_of = vec![None; ds.candidates.len()];

@@ -72,7 +72,7 @@ mod plan;
 mod resolve;
 mod slicing;
 
-pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload};
+pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload, WorkloadCatalog};
 pub use berth_constraints::LatencyModel;
 pub use berth_solver::{MAX_THREADS, Progress};
 pub use check::{check, inventory_diagnostics, request_diagnostics, validate, validate_raw};

@@ -260,6 +260,8 @@ fn cloud_args(policy: &str) -> Vec<String> {
         repo("examples/cloud-policy/homing-owners.yaml"),
         "--cloud-costs".to_owned(),
         repo("examples/cloud-policy/homing-costs.yaml"),
+        "--cloud-workloads".to_owned(),
+        repo("examples/cloud-policy/homing-workloads.yaml"),
         "--format".to_owned(),
         "json".to_owned(),
     ]
@@ -289,8 +291,8 @@ fn cloud_policy_drops_owners_and_prices_regions() {
     );
     let v = json(&o);
     assert_eq!(v["optimal"], true);
-    // att-aic costs 100 (net 200 at 0 km); aws costs 30 + 5 for burstable-qos-25, so its
-    // Dallas region dfw2 (26 km away) nets 70 + 26 km and wins.
+    // att-aic costs 100 (net 200 at 0 km); aws prices the vGW's c5.xlarge at 28, + 5 for
+    // burstable-qos-25, so its Dallas region dfw2 (26 km away) nets 66 + 26 km and wins.
     let p = &v["solutions"][0]["placements"]["vgw"];
     assert_eq!(p["candidate_id"], "dfw2");
     assert_eq!(p["cloud_owner"], "aws");
@@ -301,15 +303,23 @@ fn cloud_policy_drops_owners_and_prices_regions() {
         p["realized_intent"]["isolation"]["oversubscription_percent"],
         25
     );
-    assert_eq!(p["deployment_cost"]["total"], 35.0);
+    // aws's instance type for the vGW (the workload file), realized as itself under
+    // Burstable QoS (the owner file); dfw2's tenant has room for 4 vCPU and 8 GiB.
+    assert_eq!(p["realized_intent"]["flavor"], "c5.xlarge");
+    assert_eq!(p["realized_intent"]["capacity"]["check"], "tenant");
+    assert_eq!(
+        p["deployment_cost"]["source"]["source"],
+        "owner_instance_type"
+    );
+    assert_eq!(p["deployment_cost"]["total"], 33.0);
     let net = p["cloud_net_value"].as_f64().expect("net value");
-    let km = net - 70.0;
+    let km = net - 66.0;
     assert!(km > 20.0 && km < 30.0, "{km}");
     // The template already weighs the customer-vgw distance, so the objective adds only the
     // policy's cost part: distance counts once.
-    assert_eq!(p["cloud_objective_term"], 70.0);
+    assert_eq!(p["cloud_objective_term"], 66.0);
     let objective = v["solutions"][0]["objective"].as_f64().expect("objective");
-    assert!((objective - (km + 70.0)).abs() < 1e-9, "{objective}");
+    assert!((objective - (km + 66.0)).abs() < 1e-9, "{objective}");
 
     let removed = &v["triage"]["vgw"]["removed"];
     assert_eq!(v["triage"]["vgw"]["candidates"], 43);
@@ -478,4 +488,111 @@ fn capacity_keys_of_any_dialect_fit_requests_of_any_other() {
         stderr.contains("candidates[1].capacity.vcpsu (7:16): capacity `vcpsu` is used by no request; did you mean `vcpu`?"),
         "{stderr}"
     );
+}
+
+/// Seed 002's own documents (instance 2, vCPE with Guaranteed QoS; the operator files of
+/// `examples/cloud-policy`; the seed's flavor example as the workload) on three regions:
+/// the nearest is private and short of the 16 vCPU, azure's eastus prices flavor-xyz
+/// itself.
+#[test]
+fn cloud_policy_checks_private_capacity_prices_instance_types_and_maps_the_flavor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p.display().to_string()
+    };
+    let template = write(
+        "t.yaml",
+        "homing_template_version: 2017-10-10\nlocations:\n  customer: {latitude: 0.0, longitude: 0.0}\ndemands:\n  vgw: [{inventory_provider: aai, inventory_type: cloud}]\noptimization:\n  minimize:\n    sum:\n      - {distance_between: [customer, vgw]}\n",
+    );
+    let inventory = write(
+        "inv.yaml",
+        "candidates:
+  - {candidate_id: near, inventory_type: cloud, cloud_owner: vmware-dc, location_id: dfw1,
+     latitude: 0.0, longitude: 0.1, capacity: {vcpu: 8, ram_mib: 65536}}
+  - {candidate_id: mid, inventory_type: cloud, cloud_owner: vmware-dc, location_id: dfw2,
+     latitude: 0.0, longitude: 0.5, capacity: {vcpu: 32, ram_mib: 65536}}
+  - {candidate_id: east, inventory_type: cloud, cloud_owner: azure, location_id: eastus,
+     latitude: 0.0, longitude: 0.2, attributes: {is_public: true}}
+",
+    );
+    let base = vec![
+        "solve".to_owned(),
+        template,
+        "--inventory".to_owned(),
+        inventory,
+        "--cloud-policy".to_owned(),
+        repo("examples/cloud-policy/instance2-vcpe-guaranteed.json"),
+        "--cloud-owners".to_owned(),
+        repo("examples/cloud-policy/owners.yaml"),
+        "--cloud-costs".to_owned(),
+        repo("examples/cloud-policy/costs.yaml"),
+        "--solutions".to_owned(),
+        "3".to_owned(),
+        "--format".to_owned(),
+        "json".to_owned(),
+    ];
+    let run = |extra: &[String]| {
+        let args: Vec<&str> = base.iter().chain(extra).map(String::as_str).collect();
+        let o = berth(&args);
+        (o.status.code(), json(&o))
+    };
+    let (code, v) = run(&[
+        "--cloud-workloads".to_owned(),
+        repo("examples/cloud-policy/workloads.yaml"),
+    ]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(
+        v["triage"]["vgw"]["removed"]["near"],
+        "cloud-policy:insufficient_capacity"
+    );
+    let plans: Vec<&serde_json::Value> = v["solutions"]
+        .as_array()
+        .expect("solutions")
+        .iter()
+        .map(|s| &s["placements"]["vgw"])
+        .collect();
+    assert_eq!(plans.len(), 2, "{v}");
+    // vmware-dc's fixed 12 against azure's eastus price of flavor-xyz, 44 (costs.yaml).
+    let by = |id: &str| {
+        *plans
+            .iter()
+            .find(|p| p["candidate_id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {v}"))
+    };
+    let (mid, east) = (by("mid"), by("east"));
+    assert_eq!(mid["deployment_cost"]["base"], 12.0);
+    assert_eq!(mid["realized_intent"]["capacity"]["tenant"], "mid");
+    assert_eq!(east["deployment_cost"]["base"], 44.0);
+    assert_eq!(
+        east["deployment_cost"]["source"]["source"],
+        "region_instance_type"
+    );
+    assert_eq!(east["realized_intent"]["capacity"]["check"], "public_cloud");
+    for p in [mid, east] {
+        assert_eq!(
+            p["realized_intent"]["flavor"], "flavor-xyz-no-oversubscription",
+            "{p}"
+        );
+    }
+    assert_eq!(
+        plans[0]["candidate_id"], "mid",
+        "2 * 12 + 55.6 km beats 2 * 44 + 22.2 km"
+    );
+
+    // Without the workload file nothing says what the vGW reserves: private regions cannot
+    // be checked and are dropped by name; the public one stays, at the fixed cost.
+    let (code, v) = run(&[]);
+    assert_eq!(code, Some(0), "{v}");
+    for id in ["near", "mid"] {
+        assert_eq!(
+            v["triage"]["vgw"]["removed"][id], "cloud-policy:unknown_demand",
+            "{v}"
+        );
+    }
+    let p = &v["solutions"][0]["placements"]["vgw"];
+    assert_eq!(p["candidate_id"], "east");
+    assert_eq!(p["deployment_cost"]["base"], 30.0);
+    assert_eq!(p["realized_intent"]["flavor"], serde_json::Value::Null);
 }

@@ -245,3 +245,145 @@ fn invalid_documents_and_unknown_location_are_invalid_input() {
     let e = run(TEMPLATE, REGIONS, &o).unwrap_err();
     assert!(e.to_string().contains("`nowhere`"), "{e}");
 }
+
+// ---- what the workload is: the seed's flavor example through a workload file -----------
+
+/// The seed's flavor example, "flavor-xyz" with 16 vCPU and 32 GB, by demand name.
+const WORKLOADS: &str = "
+workloads:
+  vgw:
+    instance_type: flavor-xyz
+    instance_types: {mid: flavor-mid}
+    demand: {vcpu: 16, ram_mib: 32768}
+";
+
+/// Seed step 5b: owners priced per instance type (per region first), fixed cost otherwise.
+const TYPED_COSTS: &str = "
+unit: USD/hour
+default_fixed_cost: 1000
+owners:
+  dear: {fixed_cost: 150}
+  mid: {fixed_cost: 100, instance_types: {flavor-mid: 70}}
+  cheap:
+    fixed_cost: 50
+    instance_types: {flavor-xyz: 60}
+    regions: {c: {instance_types: {flavor-xyz: 40}}}
+";
+
+/// `a`, `b` and `c` as before but private, with their tenants' free capacity; `c` (the
+/// seed's pick) lacks room for 16 vCPU.
+const PRIVATE: &str = "
+candidates:
+  - {candidate_id: a, inventory_type: cloud, cloud_owner: mid, latitude: 0.0, longitude: 0.9,
+     capacity: {vcpu: 32, ram_mib: 65536}}
+  - {candidate_id: b, inventory_type: cloud, cloud_owner: dear, latitude: 0.0, longitude: 0.72,
+     capacity: {vcpu: 16, ram_mib: 32768}}
+  - {candidate_id: c, inventory_type: cloud, cloud_owner: cheap, latitude: 0.0, longitude: 1.71,
+     capacity: {vcpu: 0, ram_mib: 0}}
+";
+
+fn policy_with(costs: &str, workloads: Option<&str>) -> PlanOptions {
+    let input =
+        CloudPolicyInput::parse_with(POLICY, OWNERS, costs, workloads).expect("valid documents");
+    PlanOptions {
+        cloud_policy: Some(Arc::new(input)),
+        ..opts()
+    }
+}
+
+#[test]
+fn the_workload_files_demand_drops_a_private_region_without_room() {
+    let out = run(
+        TEMPLATE,
+        PRIVATE,
+        &policy_with(TYPED_COSTS, Some(WORKLOADS)),
+    )
+    .unwrap();
+    assert_eq!(out.status, Status::Solved);
+    assert_eq!(
+        out.triage["vgw"].removed.get("c").map(String::as_str),
+        Some("cloud-policy:insufficient_capacity")
+    );
+    // a: 2 * 70 (mid's price of its own instance type) + 100 km; b: 2 * 150 + 80 km.
+    assert_eq!(chosen(&out, 0, "vgw"), "a");
+    let p = &out.solutions[0].placements["vgw"];
+    let ri = &p["realized_intent"];
+    assert_eq!(ri["flavor"], "flavor-mid-25-percent-oversubscription");
+    assert_eq!(ri["capacity"]["check"], "tenant");
+    assert_eq!(ri["capacity"]["tenant"], "a");
+    assert_eq!(p["deployment_cost"]["base"], 70.0);
+    assert_eq!(
+        p["deployment_cost"]["source"]["source"],
+        "owner_instance_type"
+    );
+}
+
+#[test]
+fn instance_types_are_priced_per_region_and_mapped_to_the_flavor() {
+    // All public: the prices decide. a: 2 * 70 (mid's price of its own type) + 100 km = 240,
+    // c: 2 * 40 (its region's price of flavor-xyz) + 190 = 270, b: 2 * 150 + 80 = 380.
+    let out = run(
+        TEMPLATE,
+        REGIONS,
+        &policy_with(TYPED_COSTS, Some(WORKLOADS)),
+    )
+    .unwrap();
+    assert_eq!(chosen(&out, 0, "vgw"), "a");
+    let p = &out.solutions[0].placements["vgw"];
+    assert_eq!(
+        p["realized_intent"]["flavor"],
+        "flavor-mid-25-percent-oversubscription"
+    );
+    assert_eq!(p["deployment_cost"]["base"], 70.0);
+    // Without an instance type the fixed costs are charged and no flavor is realized:
+    // c = 2 * 50 + 190 = 290 is the seed's pick again.
+    let fixed = run(TEMPLATE, REGIONS, &policy_with(TYPED_COSTS, None)).unwrap();
+    assert_eq!(chosen(&fixed, 0, "vgw"), "c");
+    let p = &fixed.solutions[0].placements["vgw"];
+    assert_eq!(p["deployment_cost"]["source"]["source"], "owner_fixed");
+    assert_eq!(p["realized_intent"]["flavor"], serde_json::Value::Null);
+    // Only c's region has the regional price.
+    let t = TEMPLATE.replace(
+        "vgw: [{inventory_provider: aai, inventory_type: cloud}]",
+        "vgw: [{inventory_provider: aai, inventory_type: cloud, required_candidates: [{candidate_id: [c]}]}]",
+    );
+    let out = run(&t, REGIONS, &policy_with(TYPED_COSTS, Some(WORKLOADS))).unwrap();
+    let p = &out.solutions[0].placements["vgw"];
+    assert_eq!(p["candidate_id"], "c");
+    assert_eq!(
+        p["realized_intent"]["flavor"],
+        "flavor-xyz-25-percent-oversubscription"
+    );
+    assert_eq!(p["deployment_cost"]["base"], 40.0);
+    assert_eq!(
+        p["deployment_cost"]["source"]["source"],
+        "region_instance_type"
+    );
+}
+
+#[test]
+fn without_a_known_demand_private_regions_are_dropped_by_name() {
+    let out = run(TEMPLATE, PRIVATE, &policy_with(COSTS, None)).unwrap();
+    assert_eq!(out.status, Status::NotFound);
+    for c in ["a", "b", "c"] {
+        assert_eq!(
+            out.triage["vgw"].removed.get(c).map(String::as_str),
+            Some("cloud-policy:unknown_demand"),
+            "{c}"
+        );
+    }
+    // A fit constraint's request is the demand: b and a have room for 16 vCPU, c none.
+    let t = format!(
+        "{TEMPLATE}constraints:\n  room:\n    type: vim_fit\n    demands: [vgw]\n    properties: {{controller: multicloud, request: {{vcpu: 16}}}}\n"
+    );
+    let out = run(&t, PRIVATE, &policy_with(COSTS, None)).unwrap();
+    assert_eq!(out.status, Status::Solved, "{}", out.message);
+    assert_eq!(
+        out.triage["vgw"].removed.get("c").map(String::as_str),
+        Some("cloud-policy:insufficient_capacity")
+    );
+    assert_eq!(
+        out.solutions[0].placements["vgw"]["realized_intent"]["capacity"]["check"],
+        "tenant"
+    );
+}
