@@ -92,6 +92,29 @@ pub fn load_inventory(cfg: &Config) -> Result<Inventory> {
     Ok(inv)
 }
 
+/// The configured cloud selection policy with its operator files (`[cloud_policy]`), every
+/// problem of every document reported at once; `None` when not configured.
+pub fn load_cloud_policy(cfg: &Config) -> Result<Option<berth_engine::CloudPolicyInput>> {
+    let Some(files) = &cfg.cloud_policy else {
+        return Ok(None);
+    };
+    let read = |p: &std::path::Path, what: &str| {
+        std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read the cloud policy's {what} {}", p.display()))
+    };
+    let policy = read(&files.policy, "policy")?;
+    let owners = read(&files.owners, "owner file")?;
+    let costs = read(&files.costs, "cost file")?;
+    let workloads = files
+        .workloads
+        .as_deref()
+        .map(|p| read(p, "workload file"))
+        .transpose()?;
+    berth_engine::CloudPolicyInput::parse_with(&policy, &owners, &costs, workloads.as_deref())
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("invalid [cloud_policy]: {e}"))
+}
+
 /// The provider of the pools seeded from the inventory: `<candidate-id>/inventory`.
 pub const INVENTORY_PROVIDER: &str = "inventory";
 
@@ -207,6 +230,7 @@ pub async fn serve(
         .context("cannot open the store")?;
     tracing::info!(backend = ?store.backend(), "store open");
     let inventory = load_inventory(&cfg)?;
+    let cloud_policy = load_cloud_policy(&cfg)?.map(Arc::new);
     let site = load_topology(&cfg)?;
     let seed = seed_commands(&inventory, chrono::Utc::now());
     let key = match &cfg.credential_key {
@@ -301,6 +325,7 @@ pub async fn serve(
             }),
         claim_secs: cfg.plans.claim_secs.max(1),
         threads: cfg.plans.threads,
+        cloud_policy,
         ..PlanConfig::default()
     };
     let provider: Arc<dyn berth_inventory::InventoryProvider> =

@@ -284,6 +284,12 @@ fn recommendation(p: &Value) -> Value {
             attributes.insert(k.into(), v);
         }
     }
+    // Seed 002: the region's realized deployment intent and its price go back with it.
+    for k in ["realized_intent", "deployment_cost", "cloud_net_value"] {
+        if let Some(v) = s(k) {
+            attributes.insert(k.into(), v);
+        }
+    }
     // HAS copies a demand's `passthrough_attributes` into its recommendation's attributes.
     if let Some(Value::Object(pass)) = p.get("passthrough_attributes") {
         for (k, v) in pass {

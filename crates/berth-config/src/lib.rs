@@ -147,6 +147,23 @@ pub struct Config {
     pub log: Log,
     /// Several daemons on one database: the calendar's lease, forwarding, failover.
     pub cluster: Cluster,
+    /// A cloud selection policy (seed 002) applied to every homing plan's demands it names.
+    pub cloud_policy: Option<CloudPolicy>,
+}
+
+/// The cloud selection policy and the operator files it needs (YAML or JSON paths), as
+/// `berth solve --cloud-policy`, `--cloud-owners`, `--cloud-costs` and `--cloud-workloads`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CloudPolicy {
+    /// The policy.
+    pub policy: PathBuf,
+    /// Which intents each cloud owner realizes, and how.
+    pub owners: PathBuf,
+    /// Workload deployment costs.
+    pub costs: PathBuf,
+    /// What each demand places: instance types and reserved resources.
+    pub workloads: Option<PathBuf>,
 }
 
 /// Settings of the embedded (SQLite) store.
@@ -398,6 +415,7 @@ impl Default for Config {
             policy: None,
             log: Log::default(),
             cluster: Cluster::default(),
+            cloud_policy: None,
         }
     }
 }

@@ -451,3 +451,27 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, bad_lines, "{}", text);
     }
 }
+
+#[test]
+fn a_cloud_policy_names_its_three_files_and_may_name_workloads() {
+    let (c, problems) = Config::parse_all(
+        Path::new("b.toml"),
+        "[cloud_policy]\npolicy = \"p.json\"\nowners = \"o.yaml\"\ncosts = \"c.yaml\"\n",
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    let cp = c.cloud_policy.expect("section");
+    assert_eq!(cp.policy, PathBuf::from("p.json"));
+    assert_eq!(cp.workloads, None);
+    let (_, problems) = Config::parse_all(
+        Path::new("b.toml"),
+        "[cloud_policy]\npolicy = \"p.json\"\ncosts = \"c.yaml\"\nworkload = \"w.yaml\"\n",
+    );
+    let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "invalid config b.toml: cloud_policy (1:1): missing field `owners`",
+            "invalid config b.toml: cloud_policy (4:1): unknown field `workload`, expected one of `policy`, `owners`, `costs`, `workloads`",
+        ]
+    );
+}

@@ -172,6 +172,8 @@ pub struct PlanConfig {
     pub poll: Duration,
     /// Search threads of each plan (0: one per core); `workers` plans solve at once.
     pub threads: usize,
+    /// Cloud selection policy applied to every plan (to the demands it names).
+    pub cloud_policy: Option<Arc<berth_engine::CloudPolicyInput>>,
 }
 
 impl Default for PlanConfig {
@@ -188,6 +190,7 @@ impl Default for PlanConfig {
             claim_secs: 30,
             poll: Duration::from_millis(500),
             threads: 1,
+            cloud_policy: None,
         }
     }
 }
@@ -662,6 +665,7 @@ impl PlanService {
             solutions: request.num_solution.unwrap_or(cap).clamp(1, cap),
             time_limit: Some(Duration::from_secs(timeout)),
             threads: self.cfg.threads,
+            cloud_policy: self.cfg.cloud_policy.clone(),
             ..PlanOptions::default()
         };
         let inventory = self.inventory.current();

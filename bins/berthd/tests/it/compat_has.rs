@@ -44,7 +44,11 @@ fn start_has() -> Has {
 
 /// [`start_has`] with more environment settings.
 fn start_has_env(env: &[(&str, &str)]) -> Has {
-    let dir = tempfile::tempdir().unwrap();
+    start_has_in(tempfile::tempdir().unwrap(), env, &[])
+}
+
+/// [`start_has`] in `dir`, with more environment settings and arguments.
+fn start_has_in(dir: tempfile::TempDir, env: &[(&str, &str)], args: &[&str]) -> Has {
     let inventory = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/inventory.yaml");
     std::fs::copy(inventory, dir.path().join("inventory.yaml")).unwrap();
     let port = free_port();
@@ -60,6 +64,7 @@ fn start_has_env(env: &[(&str, &str)]) -> Has {
         .env_remove("BERTH_PG_SCHEMA")
         .env("BERTH_LOG", "warn")
         .envs(env.iter().copied())
+        .args(args)
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -585,4 +590,88 @@ fn compat_has_plan_threads_keep_the_recommendations() {
         answers[0]
     );
     assert_eq!(answers[0], answers[1]);
+}
+
+/// Seed 002 through the daemon: `[cloud_policy]` names the policy and its operator files,
+/// and every plan's demands the policy names are homed by it: owners that cannot realize
+/// the intent are dropped (the triage tool says why), the recommendation carries the
+/// realized intent (flavor, capacity check) and the deployment cost.
+#[test]
+fn compat_has_cloud_policy_from_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cloud-policy/");
+    let cfg = dir.path().join("berth.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[cloud_policy]\npolicy = \"{ex}homing-policy.json\"\nowners = \"{ex}homing-owners.yaml\"\ncosts = \"{ex}homing-costs.yaml\"\nworkloads = \"{ex}homing-workloads.yaml\"\n"
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.display().to_string();
+    let h = start_has_in(dir, &[], &["--config", &cfg]);
+    let c = client();
+    let template = std::fs::read_to_string(format!("{ex}homing.yaml")).unwrap();
+    let p = run(&c, &h, "cloud", Value::String(template));
+    let r = &p["recommendations"][0]["vgw"];
+    assert_eq!(p["status"], "done", "{p}");
+    assert_eq!(r["candidate"]["candidate_id"], "dfw2", "{p}");
+    let ri = &r["attributes"]["realized_intent"];
+    assert_eq!(ri["cloud_owner"], "aws");
+    assert_eq!(ri["flavor"], "c5.xlarge");
+    assert_eq!(ri["isolation"]["oversubscription_percent"], 25);
+    assert_eq!(ri["capacity"]["check"], "tenant");
+    assert_eq!(r["attributes"]["deployment_cost"]["total"], 33.0);
+    let id = p["id"].as_str().unwrap();
+    let t: Value = c
+        .get(format!("{}/v1/triage_tool/{id}", h.base()))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let removed = &t["triage"]["vgw"]["removed"];
+    assert_eq!(removed["hou2"], "cloud-policy:intent_unsupported", "{t}");
+    assert_eq!(removed["sfo1"], "cloud-policy:oversubscription_not_offered");
+}
+
+/// A `[cloud_policy]` whose documents do not load stops berthd at start, naming the
+/// document and every problem.
+#[test]
+fn a_bad_cloud_policy_in_the_config_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cloud-policy/");
+    let workloads = dir.path().join("workloads.yaml");
+    std::fs::write(&workloads, "workloads:\n  vgw: {demand: {vcpu: many}}\n").unwrap();
+    let cfg = dir.path().join("berth.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[cloud_policy]\npolicy = \"{ex}homing-policy.json\"\nowners = \"{ex}homing-owners.yaml\"\ncosts = \"{ex}homing-costs.yaml\"\nworkloads = \"{}\"\n",
+            workloads.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_berthd"))
+        .arg("--config")
+        .arg(&cfg)
+        .env("BERTH_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .env(
+            "BERTH_DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("berth.db").display()),
+        )
+        .env_remove("BERTH_PG_SCHEMA")
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid [cloud_policy]")
+            && err.contains("workload file")
+            && err.contains("workloads.vgw.demand.vcpu (2:24): invalid amount `many`"),
+        "{err}"
+    );
 }
