@@ -12,7 +12,10 @@
 //!   instances (`web-1`, `web-2`, …), prerequisites, relationship instances, the
 //!   dependency-ordered lifecycle ([`Step`]s) and one [`PlacementDemand`] per instance.
 //!   [`Plan::render`] is the text form; the plan is also `serde` serializable.
-//! - [`evaluate_scale`]: a [`ScalePolicy`] replayed over a metric series -> [`ScaleDecision`]s.
+//! - [`evaluate_scale`]: a [`ScalePolicy`] replayed over a metric series -> [`ScaleDecision`]s;
+//!   [`scale`]: every policy of a [`Plan`] on current metrics (samples per `owner.metric`,
+//!   current nodes per cluster) -> a [`ScaleOutcome`] each: the decision, the nodes after,
+//!   and the [`Smoothing`] window the last samples leave.
 //!
 //! Invariants:
 //! - Deterministic: same text and request, same plan (document order everywhere; instance ids
@@ -57,7 +60,10 @@ pub use plan::{
     Action, ComponentInstance, ComponentPlan, DEPLOYMENT_LOCATION, Note, PlacementDemand, Plan,
     Prerequisite, PropertyValue, RESOURCE_MANAGER, RelationshipInstance, Step, plan,
 };
-pub use scale::{ClusterSpec, ScaleDecision, ScalePolicy, breach, evaluate_scale};
+pub use scale::{
+    ClusterSpec, Direction, ScaleDecision, ScaleOutcome, ScalePolicy, Smoothing, breach,
+    evaluate_scale, scale,
+};
 pub use template::{Seg, Template};
 pub use version::{Comparator, Op, TypeKind, TypeRef, Version, VersionReq, is_valid_name};
 

@@ -1,5 +1,6 @@
 //! `berth` CLI integration tests, driving the built binary.
 
+mod assembly;
 mod client;
 mod doctor;
 mod fake;

@@ -1,0 +1,133 @@
+//! `berth assembly scale|validate|plan` driven as a user would: the seed 003 examples'
+//! scale policy on current metrics, and what validate and plan must agree on.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn berth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_berth"))
+        .args(args)
+        .output()
+        .expect("run berth")
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/assemblies")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+/// Writes `text` to a file in `dir`.
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+/// The seed's h_bta: `scaleStreamer` scales B (1..=4) on A.load, out above 90, in below 10,
+/// smoothing 4 (its property defaults).
+#[test]
+fn scale_reports_the_decision_and_the_smoothing_window() {
+    let f = example("h_bta.yaml");
+    let o = berth(&["assembly", "scale", &f, "--metric", "A.load=95,96,97"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o),
+        "scaleStreamer (A.load, 3 samples): hold B at 1: 3 of 4 breaches above 90 so far\n"
+    );
+    let o = berth(&[
+        "assembly",
+        "scale",
+        &f,
+        "--metric",
+        "A.load=95,96,97,98",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v = json(&o);
+    let p = &v[0];
+    assert_eq!(p["policy"], "scaleStreamer");
+    assert_eq!(
+        (p["nodes"].as_u64(), p["result"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(p["decisions"][0]["ScaleOut"]["at"], 3);
+    assert_eq!(p["smoothing"]["needed"], 4);
+    assert_eq!(p["smoothing"]["breaches"], 0);
+    // The request's properties reach the policy: smoothing 2, from 3 nodes, scaling in.
+    let o = berth(&[
+        "assembly",
+        "scale",
+        &f,
+        "-p",
+        "scale_smoothing=2",
+        "--nodes",
+        "B=3",
+        "--metric",
+        "A.load=5,4",
+        "-o",
+        "json",
+    ]);
+    let v = json(&o);
+    assert_eq!(v[0]["result"], 2, "{v}");
+    // Samples from a file, then the command line's.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = write(dir.path(), "m.yaml", "A.load: [95, 96]\n");
+    let o = berth(&[
+        "assembly",
+        "scale",
+        &f,
+        "--metrics",
+        m.to_str().expect("utf-8"),
+        "--metric",
+        "A.load=97,98",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(json(&o)[0]["samples"], 4);
+    assert_eq!(json(&o)[0]["result"], 2);
+}
+
+#[test]
+fn scale_refuses_metrics_and_components_no_policy_has() {
+    let f = example("h_bta.yaml");
+    let o = berth(&[
+        "assembly", "scale", &f, "--metric", "A.lod=95", "--nodes", "A=2",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("no scale policy reads metric `A.lod`; expected one of A.load")
+            && out.contains("no scale policy scales component `A`; expected one of B"),
+        "{out}"
+    );
+    let o = berth(&["assembly", "scale", &f, "--metric", "A.load=ninety"]);
+    assert_eq!(o.status.code(), Some(2));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = write(dir.path(), "m.yaml", "A.load: [95, high]\n");
+    let o = berth(&[
+        "assembly",
+        "scale",
+        &f,
+        "--metrics",
+        m.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("expected a number; found `high`"),
+        "{}",
+        stdout(&o)
+    );
+}
