@@ -26,7 +26,10 @@ pub fn quality(only: Option<&str>, greedy_only: bool, seed: u64) {
                 continue;
             }
             let inst = instance(hosts, &spec);
-            let lb = inst.hosts_lower_bound();
+            let Some(lb) = inst.hosts_lower_bound() else {
+                println!("quality {hosts}h/{vms}vm {name}: the demand exceeds the hosts together");
+                continue;
+            };
             let t = Instant::now();
             let g = greedy(&inst, Objective::Pack, Weights::default());
             let secs = t.elapsed().as_secs_f64();

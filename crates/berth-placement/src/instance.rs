@@ -336,9 +336,10 @@ impl Instance {
 
     /// Lower bound on the hosts needed: per dimension, the fewest leaves whose largest
     /// capacities cover the total demand (`ceil(sum / capacity)` for identical hosts); the
-    /// largest over dimensions (`usize::MAX` when the total exceeds every leaf together).
+    /// largest over dimensions. `None` when the total exceeds every leaf together: no
+    /// placement exists.
     #[must_use]
-    pub fn hosts_lower_bound(&self) -> usize {
+    pub fn hosts_lower_bound(&self) -> Option<usize> {
         let mut best = 0usize;
         for d in 0..self.dims {
             let total: i64 = self.items.iter().map(|i| i.demand[d]).sum();
@@ -361,10 +362,10 @@ impl Instance {
                 k += 1;
             }
             if acc < total {
-                k = usize::MAX;
+                return None;
             }
             best = best.max(k);
         }
-        best
+        Some(best)
     }
 }

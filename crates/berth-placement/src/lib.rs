@@ -22,6 +22,17 @@
 //!   Small instances are also solved exactly ([`ExactMode`]) so `optimal` can be claimed.
 //! - [`check`]: the independent checker of every hard policy, and the cost terms
 //!   ([`Report`]); [`solve`] reports through it, never through the search state.
+//! - [`Explanation`]: why not everything is placed. Counting arguments run before any
+//!   search (an item fitting no leaf, a dimension's total beyond the leaves', an LLMN needing
+//!   more L1 places than can hold a member, a spread over more parts than places, members
+//!   to collocate that no place holds together); each failing one is a proof, named by its
+//!   policy ([`Reason`]), and the search is skipped. A completed exact search's conflict set
+//!   is the proof otherwise. Every unplaced item gets a triage ([`ItemTriage`]): its leaves
+//!   and what removes each (its fixed leaf, a dimension without room, the first hard policy
+//!   it would break), given where the others are.
+//! - Bounds: [`Instance::hosts_lower_bound`] (`None` when the demand exceeds every leaf
+//!   together); a packing placement whose cost equals the bound times the objective weight
+//!   is optimal and ends the search.
 //! - [`Placement`]: the answer as JSON/table; [`render_svg`]: a rack diagram.
 //! - [`roadef`]: the ROADEF/EURO 2012 machine reassignment benchmark (format, objective,
 //!   independent checker, local search).
@@ -70,6 +81,7 @@ mod catalog;
 mod check;
 mod error;
 mod exact;
+mod explain;
 mod freetree;
 mod instance;
 mod pool;
@@ -86,6 +98,7 @@ mod tests;
 pub use catalog::Catalog;
 pub use check::{Cost, HardViolation, Report, SoftViolation, check};
 pub use error::{PlacementError, Problem};
+pub use explain::{Explanation, ItemTriage, Reason};
 pub use instance::{Connectivity, Instance, Item, ItemId, License, PolicyLabel, Rule, RuleKind};
 pub use report::{Placement, Reservation};
 pub use search::{ExactMode, Options, Solution, Stats, Status, greedy, solve};

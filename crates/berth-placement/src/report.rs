@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::check::{HardViolation, SoftViolation};
+use crate::explain::Explanation;
 use crate::instance::{Connectivity, Instance, RuleKind};
 use crate::search::{Solution, Stats, Status};
 
@@ -36,8 +37,8 @@ pub struct Placement {
     pub objective: f64,
     /// Leaves in use.
     pub hosts_used: usize,
-    /// Lower bound on the hosts needed.
-    pub lower_bound: usize,
+    /// Lower bound on the hosts needed; `None` when the demand exceeds the leaves together.
+    pub lower_bound: Option<usize>,
     /// License charges.
     pub license_cost: f64,
     /// Resource -> leaf id, by resource name.
@@ -56,6 +57,8 @@ pub struct Placement {
     pub not_movable: Vec<String>,
     /// Counters.
     pub stats: Stats,
+    /// Why not everything is placed: the proof when infeasible, each unplaced item's triage.
+    pub explanation: Option<Explanation>,
 }
 
 impl Placement {
@@ -115,6 +118,7 @@ impl Placement {
                 .map(|i| i.name.clone())
                 .collect(),
             stats: sol.stats,
+            explanation: sol.explanation.clone(),
         }
     }
 
@@ -143,6 +147,15 @@ impl Placement {
                 "endpoints": c.endpoints, "symmetric": c.symmetric,
             })).collect::<Vec<_>>(),
             "not_movable": self.not_movable,
+            "explanation": self.explanation.as_ref().map(|e| json!({
+                "proven": e.proven,
+                "reasons": e.reasons.iter().map(|r| json!({
+                    "type": r.kind, "policy": r.policy, "path": r.path, "message": r.message,
+                })).collect::<Vec<_>>(),
+                "triage": e.triage.iter().map(|t| json!({
+                    "item": t.item, "leaves": t.leaves, "removed": t.removed,
+                })).collect::<Vec<_>>(),
+            })),
             "stats": {
                 "lower_bound_hosts": self.lower_bound,
                 "license_cost": round(self.license_cost),
@@ -174,15 +187,67 @@ impl Placement {
         for r in &self.unplaced {
             let _ = writeln!(out, "{r:<width$}  -");
         }
+        let proven = self.explanation.as_ref().is_some_and(|e| e.proven);
         let _ = writeln!(
             out,
-            "\nstatus {}{}, objective {}, hosts used {} (lower bound {})",
+            "\nstatus {}{}, objective {}, hosts used {}{}",
             self.status.as_str(),
-            if self.optimal { " (optimal)" } else { "" },
+            if self.optimal {
+                " (optimal)"
+            } else if proven {
+                " (proven)"
+            } else {
+                ""
+            },
             round(self.objective),
             self.hosts_used,
-            self.lower_bound
+            match self.lower_bound {
+                Some(b) => format!(" (lower bound {b})"),
+                None => " (no lower bound: the demand exceeds the leaves together)".to_owned(),
+            }
         );
+        if let Some(e) = &self.explanation {
+            for r in &e.reasons {
+                let who = match (r.policy.is_empty(), r.path.is_empty()) {
+                    (true, _) => r.kind.clone(),
+                    (false, true) => format!("{} {}", r.kind, r.policy),
+                    (false, false) => format!("{} {} ({})", r.kind, r.policy, r.path),
+                };
+                let _ = writeln!(
+                    out,
+                    "{}: {who}: {}",
+                    if e.proven { "proof" } else { "why" },
+                    r.message
+                );
+            }
+            for t in &e.triage {
+                let removed: usize = t.removed.values().sum();
+                let by: Vec<String> = t
+                    .removed
+                    .iter()
+                    .map(|(k, n)| format!("{n} by {k}"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "triage: `{}`: {removed} of {} leaves removed{}{}",
+                    t.item,
+                    t.leaves,
+                    if by.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", by.join(", "))
+                    },
+                    if removed < t.leaves {
+                        format!(
+                            "; {} would take it beside the others as placed",
+                            t.leaves - removed
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
         for s in &self.violated_soft {
             let _ = writeln!(
                 out,

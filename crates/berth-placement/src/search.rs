@@ -15,6 +15,7 @@ use berth_topology::LeafId;
 
 use crate::check::{Report, check};
 use crate::exact::{Scope, encode};
+use crate::explain::{self, Explanation};
 use crate::instance::Instance;
 use crate::state::{Objective, Weights};
 
@@ -121,8 +122,9 @@ pub struct Stats {
     pub exact_nodes: u64,
     /// Hosts used after the greedy construction.
     pub greedy_hosts: usize,
-    /// Lower bound on hosts ([`Instance::hosts_lower_bound`]).
-    pub lower_bound: usize,
+    /// Lower bound on hosts ([`Instance::hosts_lower_bound`]); `None` when the demand
+    /// exceeds every leaf together (then there is no placement).
+    pub lower_bound: Option<usize>,
 }
 
 /// A solve's answer.
@@ -130,7 +132,8 @@ pub struct Stats {
 pub struct Solution {
     /// Outcome.
     pub status: Status,
-    /// Proven optimal for the weighted cost (exact search completed).
+    /// Proven optimal for the weighted cost: the exact search completed, or the cost is
+    /// the lower bound (packing: hosts equal to the host bound, nothing else charged).
     pub optimal: bool,
     /// Leaf of each item (`None` = unplaced).
     pub assignment: Vec<Option<LeafId>>,
@@ -138,6 +141,9 @@ pub struct Solution {
     pub report: Report,
     /// Counters.
     pub stats: Stats,
+    /// Why not everything is placed (`None` when placed): the proof when infeasible, and
+    /// each unplaced item's triage.
+    pub explanation: Option<Explanation>,
 }
 
 /// Greedy construction only (see the crate docs): the assignment before any search.
@@ -148,7 +154,9 @@ pub fn greedy(inst: &Instance, objective: Objective, weights: Weights) -> Vec<Op
     s.assignment()
 }
 
-/// Places the instance: heuristic (greedy + LNS) and, for small instances, exact search.
+/// Places the instance: counting proofs of infeasibility first, then the heuristic (greedy
+/// and LNS) and, for small instances, exact search. A placement whose cost is the lower
+/// bound is optimal without more search.
 #[must_use]
 pub fn solve(inst: &Instance, opts: &Options) -> Solution {
     let small =
@@ -157,24 +165,44 @@ pub fn solve(inst: &Instance, opts: &Options) -> Solution {
         lower_bound: inst.hosts_lower_bound(),
         ..Stats::default()
     };
+    let proof = explain::counting(inst);
+    let lower_bound = stats.lower_bound;
+    let at_bound = |r: &Report| {
+        opts.objective == Objective::Pack
+            && r.is_valid()
+            && lower_bound
+                .is_some_and(|lb| (r.cost.total - opts.weights.objective * lb as f64).abs() <= 1e-9)
+    };
     let mut best: Option<Vec<Option<LeafId>>> = None;
-    if opts.exact != ExactMode::Only {
+    let mut bound_met = false;
+    if opts.exact != ExactMode::Only || !proof.is_empty() {
         let mut s = Search::new(inst, opts.objective, opts.weights, opts.seed);
         s.construct();
         stats.greedy_placed = s.st.placed;
         stats.greedy_hosts = s.st.active;
         s.report(&opts.progress, stats.lower_bound);
-        // Small instances keep most of the budget for the exact search.
-        let mut lns = opts.clone();
-        if opts.exact == ExactMode::Auto && small {
-            lns.max_iterations = Some(opts.max_iterations.unwrap_or(200).min(200));
+        bound_met = at_bound(&check(inst, &s.assignment(), opts.objective, opts.weights));
+        // Proven infeasible: the construction shows how far it gets, nothing to improve.
+        if proof.is_empty() && !bound_met {
+            // Small instances keep most of the budget for the exact search.
+            let mut lns = opts.clone();
+            if opts.exact == ExactMode::Auto && small {
+                lns.max_iterations = Some(opts.max_iterations.unwrap_or(200).min(200));
+            }
+            s.improve(&lns, &mut stats);
         }
-        s.improve(&lns, &mut stats);
         best = Some(s.assignment());
+        bound_met = bound_met
+            || best
+                .as_ref()
+                .is_some_and(|b| at_bound(&check(inst, b, opts.objective, opts.weights)));
     }
     let mut optimal = false;
-    let mut proven_infeasible = false;
-    if opts.exact == ExactMode::Only || (opts.exact == ExactMode::Auto && small) {
+    let mut conflict: Option<Vec<String>> = None;
+    if proof.is_empty()
+        && !bound_met
+        && (opts.exact == ExactMode::Only || (opts.exact == ExactMode::Auto && small))
+    {
         let all: Vec<u32> = (0..inst.topo.leaf_count() as u32).collect();
         let none = vec![None; inst.items.len()];
         let scope = Scope {
@@ -186,7 +214,7 @@ pub fn solve(inst: &Instance, opts: &Options) -> Solution {
         let so = SolveOptions {
             node_limit: Some(opts.exact_node_limit),
             deadline: opts.deadline.clone(),
-            explain_checks: 0,
+            explain_checks: 64,
             ..SolveOptions::default()
         };
         match p.solve(&so) {
@@ -218,9 +246,18 @@ pub fn solve(inst: &Instance, opts: &Options) -> Solution {
                     optimal = opt && r.is_valid();
                 }
             }
-            Ok(Outcome::Infeasible { stats: st, .. }) => {
+            Ok(Outcome::Infeasible {
+                stats: st,
+                explanation,
+            }) => {
                 stats.exact_nodes += st.nodes;
-                proven_infeasible = true;
+                conflict = Some(
+                    explanation
+                        .conflict
+                        .iter()
+                        .map(|&c| p.constraint_name(c).to_owned())
+                        .collect(),
+                );
             }
             Ok(Outcome::Stopped { stats: st, .. }) => stats.exact_nodes += st.nodes,
             // An encoding the solver rejects is a bug of ours; the heuristic answer stands.
@@ -229,33 +266,40 @@ pub fn solve(inst: &Instance, opts: &Options) -> Solution {
     }
     let assignment = best.unwrap_or_else(|| vec![None; inst.items.len()]);
     let report = check(inst, &assignment, opts.objective, opts.weights);
-    let status = if report.is_valid() {
-        Status::Placed
-    } else if proven_infeasible || trivially_infeasible(inst) {
-        Status::Infeasible
+    let (status, explanation) = if report.is_valid() {
+        (Status::Placed, None)
     } else {
-        Status::Unsolved
+        let triage = explain::triage(inst, &assignment);
+        if !proof.is_empty() {
+            let e = Explanation {
+                proven: true,
+                reasons: proof,
+                triage,
+            };
+            (Status::Infeasible, Some(e))
+        } else if let Some(names) = conflict {
+            let e = Explanation {
+                proven: true,
+                reasons: explain::conflict(inst, &names),
+                triage,
+            };
+            (Status::Infeasible, Some(e))
+        } else {
+            let e = Explanation {
+                proven: false,
+                reasons: Vec::new(),
+                triage,
+            };
+            (Status::Unsolved, Some(e))
+        }
     };
+    let optimal = status == Status::Placed && (optimal || at_bound(&report));
     Solution {
         status,
-        optimal: optimal && status == Status::Placed,
+        optimal,
         assignment,
         report,
         stats,
+        explanation,
     }
-}
-
-/// Some item fits no leaf even alone.
-fn trivially_infeasible(inst: &Instance) -> bool {
-    inst.items.iter().any(|it| {
-        !inst.topo.leaves().any(|l| {
-            it.fixed.is_none_or(|f| f == l)
-                && inst
-                    .topo
-                    .leaf_capacity(l)
-                    .iter()
-                    .zip(&it.demand)
-                    .all(|(c, d)| d <= c)
-        })
-    })
 }

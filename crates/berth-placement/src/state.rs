@@ -88,6 +88,17 @@ enum RState {
     Plain,
 }
 
+/// Why an item may not go on a leaf ([`State::blocking`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Block {
+    /// It is fixed elsewhere (`OS::VolNotMoved`).
+    Fixed,
+    /// This dimension has no room for it.
+    Capacity(usize),
+    /// This hard rule would break.
+    Rule(u32),
+}
+
 /// Change of cost and of hard violation if an item were placed on a leaf.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Delta {
@@ -477,6 +488,66 @@ impl<'i> State<'i> {
             }
         }
         true
+    }
+
+    /// The first reason the (unplaced) item may not go on `leaf` beside what is placed:
+    /// its fixed leaf, a dimension without room, or a hard rule it would break; `None` when
+    /// it may ([`State::feasible`]).
+    pub(crate) fn blocking(&self, item: ItemId, leaf: u32) -> Option<Block> {
+        let inst = self.inst;
+        let it = &inst.items[item as usize];
+        if let Some(f) = it.fixed
+            && f.0 != leaf
+        {
+            return Some(Block::Fixed);
+        }
+        let d = inst.dims;
+        let base = leaf as usize * d;
+        for (k, &x) in inst.demand(item).iter().enumerate() {
+            if self.load[base + k] + x > self.cap[base + k] {
+                return Some(Block::Capacity(k));
+            }
+        }
+        for &r in &inst.item_rules[item as usize] {
+            let rule = &inst.rules[r as usize];
+            if !rule.hard {
+                continue;
+            }
+            let breaks = match rule.kind {
+                RuleKind::Bandwidth { .. } => false,
+                RuleKind::Together { .. } => {
+                    self.rule_delta(r, item, leaf) > 0.0 || !self.together_rule_ok(r, leaf)
+                }
+                _ => self.rule_delta(r, item, leaf) > 0.0,
+            };
+            if breaks {
+                return Some(Block::Rule(r));
+            }
+        }
+        if it.volume && self.excl_delta(leaf).0 > 0.0 {
+            let on = self.excl_on.get(&leaf).map_or(&[][..], Vec::as_slice);
+            if let Some(&r) = on.iter().find(|&&r| inst.rules[r as usize].hard) {
+                return Some(Block::Rule(r));
+            }
+        }
+        if self.bw_eval(&self.bw_adds(item, leaf)).0 > 0.0 {
+            let r = inst.item_rules[item as usize].iter().copied().find(|&r| {
+                let rule = &inst.rules[r as usize];
+                rule.hard && matches!(rule.kind, RuleKind::Bandwidth { .. })
+            });
+            return r.map(Block::Rule);
+        }
+        None
+    }
+
+    /// Whether hard `Together` rule `r` still allows every member under `leaf`'s vertex.
+    fn together_rule_ok(&self, r: u32, leaf: u32) -> bool {
+        match (&self.inst.rules[r as usize].kind, &self.rs[r as usize]) {
+            (RuleKind::Together { level, .. }, RState::Group { n, total, .. }) => {
+                *total == 0 || n.get(&self.anc(leaf, *level)).copied().unwrap_or(0) == *total
+            }
+            _ => true,
+        }
     }
 
     /// Capacity, fixed leaf, and no new hard violation.

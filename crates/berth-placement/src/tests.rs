@@ -174,7 +174,7 @@ fn greedy_meets_policies_on_a_synthetic_datacenter() {
     let a = greedy(&inst, Objective::Pack, Weights::default());
     let r = check(&inst, &a, Objective::Pack, Weights::default());
     assert!(r.is_valid(), "{:?}", &r.hard[..r.hard.len().min(3)]);
-    assert!(r.cost.hosts_used >= inst.hosts_lower_bound());
+    assert!(Some(r.cost.hosts_used) >= inst.hosts_lower_bound());
     // The incremental state agrees with the checker.
     let mut st = State::new(&inst, Objective::Pack, Weights::default());
     for (i, l) in a.iter().enumerate() {
@@ -371,7 +371,7 @@ fn construction_packs_close_to_the_lower_bound_deterministically() {
         let a = greedy(&inst, Objective::Pack, Weights::default());
         let r = check(&inst, &a, Objective::Pack, Weights::default());
         assert!(r.is_valid(), "{:?}", &r.hard[..r.hard.len().min(3)]);
-        let lb = inst.hosts_lower_bound();
+        let lb = inst.hosts_lower_bound().unwrap();
         let used = r.cost.hosts_used;
         assert!(
             used as f64 <= 1.06 * lb as f64,
@@ -589,6 +589,14 @@ proptest! {
         let inst = build(&c);
         let objective = if c.spread { Objective::Spread } else { Objective::Pack };
         let want = brute_force(&inst, objective);
+        // Counting proofs are sound, and so is optimality claimed at the bound.
+        if !crate::explain::counting(&inst).is_empty() {
+            prop_assert!(want.is_none(), "{:?}", crate::explain::counting(&inst));
+        }
+        let h = solve(&inst, &Options { objective, exact: ExactMode::Off, max_iterations: Some(30), ..Options::default() });
+        if h.optimal {
+            prop_assert!(want.is_some_and(|b| (h.report.cost.total - b).abs() < 1e-6));
+        }
         let opts = Options { objective, exact: ExactMode::Only, ..Options::default() };
         let sol = solve(&inst, &opts);
         match want {
@@ -738,9 +746,155 @@ fn progress_hears_the_greedy_cost_then_each_improvement() {
         "{last} vs {}",
         sol.report.cost.total
     );
-    let lb = inst.hosts_lower_bound() as f64;
+    let lb = inst.hosts_lower_bound().unwrap() as f64;
     assert!(
         seen.iter().all(|&(c, b)| b == Some(lb) && lb <= c + 1e-9),
         "{seen:?}"
     );
+}
+
+// ---- explanations, proofs and bounds -------------------------------------------------
+
+fn four_vms(policy: &str) -> String {
+    format!(
+        "heat_template_version: 2013-05-23
+resources:
+  V1: {{type: OS::Nova::Server, properties: {{flavor: m1.large}}}}
+  V2: {{type: OS::Nova::Server, properties: {{flavor: m1.large}}}}
+  V3: {{type: OS::Nova::Server, properties: {{flavor: m1.large}}}}
+  V4: {{type: OS::Nova::Server, properties: {{flavor: m1.large}}}}
+groups: {{id: g, members: [{{get_resource: V1}}, {{get_resource: V2}}, {{get_resource: V3}}, {{get_resource: V4}}], policies: [{policy}]}}
+"
+    )
+}
+
+#[test]
+fn llmn_over_more_racks_than_exist_is_proven_infeasible_by_counting() {
+    let t = four_vms(
+        "{type: OS::LLMNAntiCoLocation, properties: {l1: rack, l2: PM, n: 4}, metadata: {description: four racks}}",
+    );
+    let inst = instance(&t, HA_TOPO);
+    for exact in [ExactMode::Off, ExactMode::Auto] {
+        let sol = solve(
+            &inst,
+            &Options {
+                exact,
+                ..Options::default()
+            },
+        );
+        assert_eq!(sol.status, Status::Infeasible, "{exact:?}");
+        let e = sol.explanation.as_ref().expect("explained");
+        assert!(e.proven);
+        assert_eq!(e.reasons.len(), 1, "{:?}", e.reasons);
+        let r = &e.reasons[0];
+        assert_eq!(r.kind, "OS::LLMNAntiCoLocation");
+        assert_eq!(r.policy, "four racks");
+        assert_eq!(r.path, "groups.policies[0]");
+        assert_eq!(
+            r.message,
+            "its 4 members need at least 4 rack places; only 3 can hold one"
+        );
+        assert_eq!(sol.stats.iterations, 0, "no search once proven");
+    }
+    let text = Placement::new(&inst, &solve(&inst, &Options::default())).to_table();
+    assert!(
+        text.contains("status infeasible (proven)")
+            && text.contains("proof: OS::LLMNAntiCoLocation four racks (groups.policies[0]): its 4 members need at least 4 rack places; only 3 can hold one"),
+        "{text}"
+    );
+}
+
+#[test]
+fn demand_beyond_every_leaf_has_no_bound_and_is_proven_infeasible() {
+    // 12 PMs of 16 vCPU hold 192; 4 VMs of 64 vCPU each need a PM each but fit none.
+    let t =
+        four_vms("{type: OS::AntiCoLocation, properties: {level: PM}}").replace("m1.large", "huge");
+    let topo = Arc::new(berth_topology::load(HA_TOPO).unwrap());
+    let cat = Catalog::parse("flavors: {huge: {vcpu: 64, ram_mib: 1024}}\n").unwrap();
+    let inst = Instance::from_template(
+        &berth_heat::parse(&t).unwrap(),
+        topo,
+        &cat,
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    assert_eq!(inst.hosts_lower_bound(), None);
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Infeasible);
+    let e = sol.explanation.as_ref().expect("explained");
+    let msgs: Vec<&str> = e.reasons.iter().map(|r| r.message.as_str()).collect();
+    assert!(
+        msgs.contains(&"`V1` needs 64 vcpu, more than any leaf has (16)"),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.contains(&"the items need 256 vcpu, the leaves have 192 in all"),
+        "{msgs:?}"
+    );
+    let p = Placement::new(&inst, &sol);
+    assert_eq!(
+        p.to_json()["stats"]["lower_bound_hosts"],
+        serde_json::Value::Null
+    );
+    assert!(!p.to_table().contains("18446744073709551615"));
+    // Every unplaced VM's leaves, each removed by capacity.
+    assert_eq!(e.triage.len(), 4);
+    assert_eq!(e.triage[0].removed.get("capacity (vcpu)"), Some(&12));
+}
+
+#[test]
+fn a_placement_at_the_host_bound_is_optimal_without_exact_search() {
+    // 4 VMs of 4 vCPU collocated in a rack, PMs of 16 vCPU: the bound is 1 host, and the
+    // heuristic reaches it.
+    let inst = instance(
+        &four_vms("{type: OS::CoLocation, properties: {level: rack}}"),
+        HA_TOPO,
+    );
+    let lb = inst.hosts_lower_bound().unwrap();
+    let sol = solve(
+        &inst,
+        &Options {
+            exact: ExactMode::Off,
+            max_iterations: Some(400),
+            ..Options::default()
+        },
+    );
+    assert_eq!(sol.status, Status::Placed);
+    assert_eq!((lb, sol.report.cost.hosts_used), (1, 1));
+    assert!(sol.optimal, "hosts equal the lower bound");
+    // A spread objective has no such bound.
+    let sol = solve(
+        &inst,
+        &Options {
+            exact: ExactMode::Off,
+            objective: Objective::Spread,
+            max_iterations: Some(50),
+            ..Options::default()
+        },
+    );
+    assert!(!sol.optimal);
+}
+
+#[test]
+fn an_exact_proof_names_the_policies_and_the_triage_names_each_leafs_remover() {
+    // Hadoop on two nodes: the conflict names the exclusive volumes; each unplaced item's
+    // leaves are removed by a policy or by capacity, never left unexplained.
+    let topo = "levels: [room, rack, compute_node]\nfiner_than: [[rack, room], [compute_node, rack]]\ndimensions: [vcpu, ram_mib, disk_gib]\nflavors: {m1.medium: {vcpu: 2, ram_mib: 4096, disk_gib: 40}}\nlocation: {id: r, level: room, children: [{id: k1, level: rack, children: [{id: n1, level: compute_node, capacity: {vcpu: 64, ram_mib: 262144, disk_gib: 4000}}]}, {id: k2, level: rack, children: [{id: n2, level: compute_node, capacity: {vcpu: 64, ram_mib: 262144, disk_gib: 4000}}]}]}\nnetwork: [{id: sw}, {leaf: n1, parent: sw}, {leaf: n2, parent: sw}]\n";
+    let inst = instance(HADOOP, topo);
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Infeasible);
+    let e = sol.explanation.as_ref().expect("explained");
+    assert!(e.proven);
+    let kinds: BTreeSet<&str> = e.reasons.iter().map(|r| r.kind.as_str()).collect();
+    assert!(kinds.contains("OS::VolExclusive"), "{:?}", e.reasons);
+    assert!(!e.triage.is_empty());
+    for t in &e.triage {
+        assert_eq!(t.removed.values().sum::<usize>(), t.leaves, "{t:?}");
+        assert!(
+            t.removed
+                .keys()
+                .all(|k| k.starts_with("OS::") || k.starts_with("capacity")),
+            "{t:?}"
+        );
+    }
 }

@@ -137,3 +137,115 @@ fn broken_template_exits_1_and_missing_file_exits_2() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p.to_str().expect("utf-8 path").to_owned()
+}
+
+fn four_vms(policy: &str) -> String {
+    let vms: String = (1..=4)
+        .map(|i| format!("  V{i}: {{type: OS::Nova::Server, properties: {{flavor: m1.large}}}}\n"))
+        .collect();
+    format!(
+        "heat_template_version: 2013-05-23\nresources:\n{vms}groups: {{id: g, members: [{{get_resource: V1}}, {{get_resource: V2}}, {{get_resource: V3}}, {{get_resource: V4}}], policies: [{policy}]}}\n"
+    )
+}
+
+/// Seed 004's LLMN with N = 4 over the room's 3 racks: no placement, and the answer proves it
+/// by counting, naming the policy; no lower bound sentinel, no "unsolved".
+#[test]
+fn llmn_over_too_few_racks_ends_with_a_proof_naming_the_policy() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = write(
+        dir.path(),
+        "llmn.yaml",
+        &four_vms(
+            "{type: OS::LLMNAntiCoLocation, properties: {l1: rack, l2: PM, n: 4}, metadata: {description: four racks}}",
+        ),
+    );
+    let topo = example("room-rack-pm.yaml");
+    let out = berth(&["place", &t, "--topology", &topo, "--time-limit", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["status"], "infeasible", "{v}");
+    let e = &v["explanation"];
+    assert_eq!(e["proven"], true);
+    assert_eq!(e["reasons"][0]["type"], "OS::LLMNAntiCoLocation");
+    assert_eq!(e["reasons"][0]["policy"], "four racks");
+    assert_eq!(
+        e["reasons"][0]["message"],
+        "its 4 members need at least 4 rack places; only 3 can hold one"
+    );
+    assert_eq!(v["stats"]["lower_bound_hosts"], 1);
+    let out = berth(&["place", &t, "--topology", &topo, "-o", "table"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("status infeasible (proven)"), "{text}");
+    assert!(
+        text.contains("proof: OS::LLMNAntiCoLocation four racks (groups.policies[0])"),
+        "{text}"
+    );
+}
+
+/// Unplaced items name what removes each leaf: the policy, or the capacity.
+#[test]
+fn an_unplaced_item_names_the_policy_or_capacity_removing_each_leaf() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Two racks of one PM each: 4 VMs apart at rack level cannot all be placed.
+    let topo = write(
+        dir.path(),
+        "topo.yaml",
+        "levels: [room, rack, PM]\nfiner_than: [[rack, room], [PM, rack]]\ndimensions: [vcpu]\nflavors: {m1.large: {vcpu: 4}}\nlocation: {id: r, level: room, children: [{id: k1, level: rack, children: [{id: p1, level: PM, capacity: {vcpu: 16}}]}, {id: k2, level: rack, children: [{id: p2, level: PM, capacity: {vcpu: 4}}]}]}\nnetwork: [{id: sw}, {leaf: p1, parent: sw}, {leaf: p2, parent: sw}]\n",
+    );
+    let t = write(
+        dir.path(),
+        "apart.yaml",
+        &four_vms(
+            "{type: OS::AntiCoLocation, properties: {level: rack}, metadata: {description: apart}}",
+        ),
+    );
+    let out = berth(&["place", &t, "--topology", &topo, "--time-limit", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["status"], "infeasible", "{v}");
+    let e = &v["explanation"];
+    assert_eq!(e["proven"], true);
+    assert_eq!(e["reasons"][0]["type"], "OS::AntiCoLocation");
+    let triage = e["triage"].as_array().expect("triage");
+    assert_eq!(triage.len(), 2, "{v}");
+    for t in triage {
+        assert_eq!(t["leaves"], 2);
+        let removed = t["removed"].as_object().expect("removed");
+        let total: u64 = removed.values().filter_map(serde_json::Value::as_u64).sum();
+        assert_eq!(total, 2, "{t}");
+        assert!(removed.contains_key("OS::AntiCoLocation apart"), "{t}");
+    }
+}
+
+/// A placement using as many hosts as the lower bound is optimal, whatever the time limit.
+#[test]
+fn a_placement_at_the_lower_bound_is_marked_optimal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = write(
+        dir.path(),
+        "together.yaml",
+        &four_vms("{type: OS::CoLocation, properties: {level: rack}}"),
+    );
+    let out = berth(&[
+        "place",
+        &t,
+        "--topology",
+        &example("room-rack-pm.yaml"),
+        "--time-limit",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        (v["hosts_used"].as_u64(), v["optimal"].as_bool()),
+        (Some(1), Some(true)),
+        "{v}"
+    );
+    assert_eq!(v["stats"]["lower_bound_hosts"], 1);
+}

@@ -14,10 +14,11 @@ use super::{Options, Stats};
 
 impl<'i> Search<'i> {
     /// Tells `progress` the current cost and, when packing, the weighted host bound.
-    pub(super) fn report(&self, progress: &Option<Arc<dyn Progress>>, hosts_bound: usize) {
+    pub(super) fn report(&self, progress: &Option<Arc<dyn Progress>>, hosts_bound: Option<usize>) {
         if let Some(p) = progress {
-            let bound = (self.st.objective == Objective::Pack)
-                .then_some(self.st.w.objective * hosts_bound as f64);
+            let bound = hosts_bound
+                .filter(|_| self.st.objective == Objective::Pack)
+                .map(|b| self.st.w.objective * b as f64);
             p.improved(self.st.cost(), bound);
         }
     }

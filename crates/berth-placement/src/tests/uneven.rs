@@ -381,7 +381,14 @@ proptest! {
                 prop_assert!((exact.report.cost.total - b).abs() < 1e-6, "exact {} vs oracle {}", exact.report.cost.total, b);
             }
         }
+        // A counting proof is sound: it never claims what brute force refutes.
+        if !crate::explain::counting(&inst).is_empty() {
+            prop_assert!(best.is_none(), "proof {:?} but a placement costs {:?}", crate::explain::counting(&inst), best);
+        }
         let heuristic = solve(&inst, &Options { exact: ExactMode::Off, max_iterations: Some(40), ..Options::default() });
+        if heuristic.optimal {
+            prop_assert!(best.is_some_and(|b| (heuristic.report.cost.total - b).abs() < 1e-6), "claimed optimal at {} against {:?}", heuristic.report.cost.total, best);
+        }
         if heuristic.status == Status::Placed {
             let at: Vec<usize> = heuristic.assignment.iter().map(|l| {
                 let name = inst.topology().leaf_name(l.unwrap()).to_owned();
