@@ -602,6 +602,33 @@ fn the_workload_file_is_found_by_demand_or_vnfc() {
 }
 
 #[test]
+fn workload_demands_are_read_through_the_dimension_registry() {
+    let w = match WorkloadCatalog::parse(
+        "workloads:\n  a: {demand: {vcpus: 16, Memory: {quantity: 32, unit: GiB}, disk: 1.5}}\n",
+    ) {
+        Ok(w) => w,
+        Err(e) => panic!("{e}"),
+    };
+    let d = &w.workloads["a"].demand;
+    assert_eq!(
+        d,
+        &BTreeMap::from([
+            ("disk_gib".to_owned(), 2),
+            ("ram_mib".to_owned(), 32768),
+            ("vcpu".to_owned(), 16),
+        ])
+    );
+    let e = WorkloadCatalog::parse("workloads:\n  a: {demand: {vcpu: 4, cores: 8}}\n")
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    assert!(
+        e.as_ref()
+            .is_err_and(|m| m.contains("`vcpu`") && m.contains("`cores`")),
+        "{e:?}"
+    );
+}
+
+#[test]
 fn workload_file_problems_are_all_reported() {
     check_diags(
         WorkloadCatalog::parse(
@@ -610,8 +637,8 @@ fn workload_file_problems_are_all_reported() {
         expect![[r#"
             invalid workload file
             error: workloads.a.instance_type (2:22): expected a non-empty string
-            error: workloads.a.demand.vcpu (2:41): invalid amount `-1`; expected an integer of at least 0 in the unit of the regions' capacity
-            error: workloads.a.demand.ram_mib (2:54): invalid amount `lots`; expected an integer of at least 0 in the unit of the regions' capacity
+            error: workloads.a.demand.vcpu (2:41): `vcpu` is -1; expected a non-negative integer amount
+            error: workloads.a.demand.ram_mib (2:54): `ram_mib` is "lots"; expected a non-negative amount: a number (MiB), `16 GB`, or {quantity: 16, unit: GB}
             error: workloads.a.color (2:61): unknown field `color`; expected one of `instance_type`, `instance_types`, `demand`
             error: workloads.A (3:3): workload `A` is also named `a`; expected names unique ignoring case
             error: workloads.b (4:6): expected a mapping; found a list

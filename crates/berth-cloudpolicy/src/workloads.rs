@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use berth_doc::{Diagnostic, Diagnostics, Path, Value};
+use berth_doc::{Diagnostic, Diagnostics, Kind, Path, Value};
+use berth_units::dimension::{self, Raw, Round};
 
 use crate::error::{CloudPolicyError, DocumentKind};
 use crate::load::{check_keys, expect_map, expect_text};
@@ -15,8 +16,9 @@ const WORKLOAD_KEYS: &[&str] = &["instance_type", "instance_types", "demand"];
 
 /// Workloads by name: a demand (VNF) name or a VNFC name (`content.vnfc` of a policy).
 ///
-/// Invariants: names are unique ignoring ASCII case; demand amounts are integers of at
-/// least 0 in the units of the regions' capacity.
+/// Invariants: names are unique ignoring ASCII case; demand keys are read through the
+/// dimension registry (`vcpus`, `cores` are `vcpu`; `ram: 32 GB` is 32768 `ram_mib`), as
+/// inventory capacity is, and amounts are whole base units (rounded up).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WorkloadCatalog {
     /// Workloads by name, as written.
@@ -33,7 +35,7 @@ impl WorkloadCatalog {
     ///   vgw:                                   # a demand or VNFC name
     ///     instance_type: flavor-xyz            # the base instance type
     ///     instance_types: {azure: Standard_D4s_v3}   # per cloud owner, where it differs
-    ///     demand: {vcpu: 16, ram_mib: 32768}   # reserved, for private clouds' capacity
+    ///     demand: {vcpu: 16, ram: 32 GB}       # reserved, for private clouds' capacity
     /// ```
     pub fn parse(text: &str) -> Result<Self, CloudPolicyError> {
         let doc = berth_doc::parse(text).map_err(|d| invalid(vec![d]))?;
@@ -101,6 +103,68 @@ fn invalid(diagnostics: Vec<Diagnostic>) -> CloudPolicyError {
     }
 }
 
+/// One reserved amount through the dimension registry (`vcpus`, `Memory: 32 GB`, HAS's
+/// `{quantity, unit}`), rounded up to whole base units: a reservation needs at least it.
+fn read_amount(
+    key: &str,
+    v: &Value,
+    path: &Path,
+    diags: &mut Diagnostics,
+) -> Option<dimension::Amount> {
+    let number;
+    let unit;
+    let raw = match &v.kind {
+        Kind::Int(_) | Kind::Float(_) => {
+            number = v.scalar_text().unwrap_or_default();
+            Raw::Number(&number)
+        }
+        Kind::Str(s) => Raw::Text(s),
+        Kind::Map(m) => {
+            let q = m.get("quantity").and_then(Value::scalar_text);
+            unit = m.get("unit").and_then(Value::as_str).map(str::to_owned);
+            match q {
+                Some(q) => {
+                    number = q;
+                    Raw::Quantity {
+                        quantity: &number,
+                        unit: unit.as_deref(),
+                    }
+                }
+                None => {
+                    diags.error(
+                        path,
+                        v.pos,
+                        format!(
+                            "`{key}` has no `quantity`; expected {}",
+                            dimension::expected(key)
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        _ => {
+            diags.error(
+                path,
+                v.pos,
+                format!(
+                    "`{key}` is {}; expected {}",
+                    a_type(v),
+                    dimension::expected(key)
+                ),
+            );
+            return None;
+        }
+    };
+    match dimension::amount(key, raw, Round::Up) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            diags.error(path, v.pos, e.to_string());
+            None
+        }
+    }
+}
+
 fn read_workload(value: &Value, path: &Path, diags: &mut Diagnostics) -> Option<Workload> {
     let map = expect_map(value, path, diags)?;
     check_keys(map, WORKLOAD_KEYS, path, diags);
@@ -121,23 +185,24 @@ fn read_workload(value: &Value, path: &Path, diags: &mut Diagnostics) -> Option<
     if let Some(v) = map.get("demand") {
         let p = path.key("demand");
         if let Some(m) = expect_map(v, &p, diags) {
+            let mut first: BTreeMap<String, String> = BTreeMap::new();
             for (dim, amount) in m.iter() {
                 let dp = p.key(dim.name.as_str());
-                match amount.as_i64() {
-                    Some(n) if n >= 0 => {
-                        w.demand.insert(dim.name.clone(), n);
-                    }
-                    _ => {
-                        let found = amount
-                            .scalar_text()
-                            .map_or_else(|| a_type(amount), |t| format!("`{t}`"));
-                        diags.error(
-                            &dp,
-                            amount.pos,
-                            format!("invalid amount {found}; expected an integer of at least 0 in the unit of the regions' capacity"),
-                        );
-                    }
+                let Some(a) = read_amount(&dim.name, amount, &dp, diags) else {
+                    continue;
+                };
+                if let Some(other) = first.get(&a.dimension) {
+                    let e = berth_units::DimensionError::Duplicate {
+                        first: other.clone(),
+                        second: dim.name.clone(),
+                        dimension: a.dimension.clone(),
+                    };
+                    diags.error(&dp, dim.pos, e.to_string());
+                    continue;
                 }
+                first.insert(a.dimension.clone(), dim.name.clone());
+                w.demand
+                    .insert(a.dimension, i64::try_from(a.value).unwrap_or(i64::MAX));
             }
         }
     }

@@ -671,7 +671,7 @@ fn a_bad_cloud_policy_in_the_config_is_refused_at_start() {
     assert!(
         err.contains("invalid [cloud_policy]")
             && err.contains("workload file")
-            && err.contains("workloads.vgw.demand.vcpu (2:24): invalid amount `many`"),
+            && err.contains("workloads.vgw.demand.vcpu (2:24): `vcpu` is \"many\""),
         "{err}"
     );
 }
