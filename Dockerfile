@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Berth: berthd (daemon) and berth (CLI) in a small non-root image.
 #   docker build -t berth .
-#   docker run -p 8091:8091 -e BERTH_BASIC_AUTH=admin1:change-me -v berth-data:/var/lib/berth berth
+#   docker run -p 8091:8091 -e BERTH_BASIC_AUTH="admin1:$(openssl rand -base64 24)" -v berth-data:/var/lib/berth berth
 
 # --- build: the release binaries from the locked dependency tree ------------------------------
 FROM rust:1.95-slim-bookworm AS build

@@ -163,6 +163,11 @@ fn redact(url: &str) -> String {
 }
 
 fn auth(cfg: &Config) -> Check {
+    let placeholders = cfg.placeholder_secrets();
+    if !placeholders.is_empty() {
+        return check("auth", Status::Fail, placeholders.join("; "))
+            .fix("berthd refuses to start: put generated secrets in place of the placeholders");
+    }
     if let Err(e) = cfg.check_auth() {
         return check("auth", Status::Fail, e.to_string())
             .fix("add [auth] tokens or basic users, or listen on 127.0.0.1");

@@ -713,6 +713,12 @@ impl Config {
     /// Whether the auth settings can serve: auth off (explicitly, or by giving no
     /// credentials) is refused unless `listen` is a loopback address.
     pub fn check_auth(&self) -> Result<()> {
+        if let Some(message) = self.placeholder_secrets().into_iter().next() {
+            return Err(ConfigError::Invalid {
+                field: "auth",
+                message,
+            });
+        }
         let none = self.auth.basic.is_empty()
             && self.auth.tokens.is_empty()
             && self.auth.read_tokens.is_empty();
@@ -726,6 +732,37 @@ impl Config {
             });
         }
         Ok(())
+    }
+
+    /// Every credential that is the deploy files' placeholder, or a well-known default on a
+    /// non-loopback listener, as a message naming it; [`Config::check_auth`] refuses the first.
+    #[must_use]
+    pub fn placeholder_secrets(&self) -> Vec<String> {
+        let exposed = !self.listen.ip().is_loopback();
+        let bad = |secret: &str| {
+            is_placeholder(secret)
+                || (exposed && WEAK_DEFAULTS.contains(&secret.to_ascii_lowercase().as_str()))
+        };
+        let mut out = Vec::new();
+        for b in &self.auth.basic {
+            if bad(&b.password) {
+                out.push(format!(
+                    "basic user `{}` has the placeholder password `{}`; generate one (`openssl rand -base64 24`)",
+                    b.user, b.password
+                ));
+            }
+        }
+        for (list, name) in [
+            (&self.auth.tokens, "tokens"),
+            (&self.auth.read_tokens, "read_tokens"),
+        ] {
+            for t in list.iter().filter(|t| bad(t)) {
+                out.push(format!(
+                    "[auth] {name} holds the placeholder `{t}`; generate one (`openssl rand -hex 32`)"
+                ));
+            }
+        }
+        out
     }
 
     /// The SQLite file `database_url` names; `None` for PostgreSQL and in-memory SQLite.
@@ -927,6 +964,16 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let start = before.rfind('\n').map_or(0, |i| i + 1);
     (line, before[start..].chars().count() + 1)
+}
+
+/// What `deploy/` ships where a secret goes: berthd never starts with it.
+pub const PLACEHOLDER_SECRET: &str = "REPLACE-WITH-A-GENERATED-SECRET";
+
+/// Defaults from examples and habit, refused where others can reach the daemon.
+const WEAK_DEFAULTS: &[&str] = &["change-me", "changeme", "password", "admin", "secret"];
+
+fn is_placeholder(secret: &str) -> bool {
+    secret.to_ascii_uppercase().starts_with("REPLACE-WITH")
 }
 
 #[cfg(test)]

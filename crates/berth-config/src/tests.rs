@@ -167,6 +167,51 @@ fn bad_config_is_refused() {
 }
 
 #[test]
+fn placeholder_and_well_known_secrets_are_refused_by_name() {
+    let env = |listen: &'static str, auth: &'static str| {
+        move |k: &str| match k {
+            "BERTH_LISTEN" => Some(listen.to_owned()),
+            "BERTH_BASIC_AUTH" => Some(auth.to_owned()),
+            "BERTH_TOKENS" => Some(format!("ok-token,{}", PLACEHOLDER_SECRET)),
+            _ => None,
+        }
+    };
+    // The deploy files' placeholder is refused everywhere, a token's too, each by name.
+    let cfg = Config::load(
+        None,
+        env("127.0.0.1:8091", "admin1:REPLACE-WITH-A-GENERATED-SECRET"),
+    )
+    .unwrap();
+    assert_eq!(
+        cfg.placeholder_secrets(),
+        [
+            "basic user `admin1` has the placeholder password `REPLACE-WITH-A-GENERATED-SECRET`; generate one (`openssl rand -base64 24`)",
+            "[auth] tokens holds the placeholder `REPLACE-WITH-A-GENERATED-SECRET`; generate one (`openssl rand -hex 32`)",
+        ]
+    );
+    let e = cfg.check_auth().unwrap_err().to_string();
+    assert!(
+        e.contains("basic user `admin1` has the placeholder password"),
+        "{e}"
+    );
+    // `change-me` is fine for a loopback demo, refused where others reach the daemon.
+    let local = Config::load(None, |k| {
+        (k == "BERTH_BASIC_AUTH").then(|| "admin1:change-me".to_owned())
+    })
+    .unwrap();
+    assert!(local.check_auth().is_ok());
+    let mut open = local.clone();
+    open.listen = "0.0.0.0:8091".parse().unwrap();
+    let e = open.check_auth().unwrap_err().to_string();
+    assert!(
+        e.contains("basic user `admin1` has the placeholder password `change-me`"),
+        "{e}"
+    );
+    open.auth.basic[0].password = "x7Vq2n0sR4".into();
+    assert!(open.check_auth().is_ok());
+}
+
+#[test]
 fn parse_errors_name_the_field_and_where_it_is() {
     let p = Path::new("b.toml");
     let e = Config::parse(p, "listen = \"127.0.0.1:1\"\n[plans]\nworkers = \"two\"\n").unwrap_err();

@@ -170,3 +170,38 @@ fn defaults_warn_about_open_auth_and_the_example_inventory() {
     let text = r.render(crate::output::Format::Text).unwrap();
     assert!(text.ends_with("0 failed, 2 warning(s)\n"), "{text}");
 }
+
+#[test]
+fn the_shipped_deploy_settings_fail_until_their_placeholder_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("b.db");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("deploy/systemd/berthd.env")).unwrap();
+    let mut vars: std::collections::BTreeMap<String, String> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    vars.insert(
+        "BERTH_DATABASE_URL".into(),
+        format!("sqlite://{}", db.display()),
+    );
+    let checks = diagnose(None, None, Duration::from_secs(1), |k| vars.get(k).cloned());
+    let auth = checks.iter().find(|c| c.check == "auth").unwrap();
+    assert_eq!(auth.status, Status::Fail, "{auth:?}");
+    assert!(
+        auth.detail.contains(&format!(
+            "basic user `admin1` has the placeholder password `{}`",
+            berth_config::PLACEHOLDER_SECRET
+        )),
+        "{auth:?}"
+    );
+    // Plain HTTP on every address is a warning of its own.
+    let tls = checks.iter().find(|c| c.check == "tls").unwrap();
+    assert_eq!(tls.status, Status::Warn, "{tls:?}");
+    // The same file with a generated password passes the auth check.
+    vars.insert("BERTH_BASIC_AUTH".into(), "admin1:Zq7pX2vN9kLw4sTb".into());
+    let checks = diagnose(None, None, Duration::from_secs(1), |k| vars.get(k).cloned());
+    assert_eq!(status_of(&checks, "auth"), [Status::Ok]);
+}
