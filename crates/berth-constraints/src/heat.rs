@@ -7,7 +7,7 @@ use berth_template::HeatProps;
 use crate::ConstraintError;
 
 /// The flavors named by the `OS::Nova::Server` resources of a Heat stack (one entry per
-/// server, in document order), with `get_param` resolved from the environment's
+/// server, in document order; none for a stack without servers), with `get_param` resolved from the environment's
 /// `parameters`/`parameter_defaults` or the template's parameter defaults.
 pub fn stack_flavors(props: &HeatProps, origin: &str) -> Result<Vec<String>, ConstraintError> {
     let unsupported = |reason: String| ConstraintError::Unsupported {
@@ -64,7 +64,17 @@ pub fn stack_flavors(props: &HeatProps, origin: &str) -> Result<Vec<String>, Con
         .unwrap_or_default()
     {
         let Some(rm) = r.as_map() else { continue };
-        if rm.get("type").and_then(Value::as_str) != Some("OS::Nova::Server") {
+        let ty = rm.get("type").and_then(Value::as_str);
+        // A misspelt server would be left out of the stack's needs.
+        if let Some(t) = ty.filter(|t| !berth_heat::RESOURCE_TYPES.contains(t))
+            && let Some(near) = berth_doc::closest(t, berth_heat::RESOURCE_TYPES.iter().copied())
+        {
+            return Err(unsupported(format!(
+                "resource `{}` of the Heat stack has unknown type `{t}`; did you mean `{near}`?",
+                key.name
+            )));
+        }
+        if ty != Some("OS::Nova::Server") {
             continue;
         }
         let flavor = rm
@@ -90,11 +100,8 @@ pub fn stack_flavors(props: &HeatProps, origin: &str) -> Result<Vec<String>, Con
             }
         }
     }
-    if out.is_empty() {
-        return Err(unsupported(
-            "the Heat template declares no OS::Nova::Server; expected at least one".to_owned(),
-        ));
-    }
+    // An empty stack is a valid stack: it needs nothing, so it fits every candidate (the
+    // template loader warns about it).
     Ok(out)
 }
 
@@ -157,6 +164,32 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("is a URI")
+        );
+    }
+
+    #[test]
+    fn an_empty_stack_needs_nothing_and_a_misspelt_server_is_named() {
+        let stack = |template: &str| HeatProps {
+            specification: "heat".into(),
+            template: template.into(),
+            environment: None,
+        };
+        let empty = stack_flavors(
+            &stack("heat_template_version: 2016-10-14\nresources: {}\n"),
+            "cap",
+        );
+        assert_eq!(empty.unwrap(), Vec::<String>::new());
+        let c = Candidate::new("c", berth_inventory::InventoryType::Cloud);
+        assert!(admits(&c, &[], true));
+        let err = stack_flavors(
+            &stack("resources:\n  s: {type: OS::Nova::Servr, properties: {flavor: m1.small}}\n"),
+            "cap",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("resource `s` of the Heat stack has unknown type `OS::Nova::Servr`; did you mean `OS::Nova::Server`?"),
+            "{err}"
         );
     }
 }

@@ -21,6 +21,7 @@
 mod diag;
 mod flow;
 mod path;
+mod suggest;
 mod value;
 
 #[cfg(test)]
@@ -28,6 +29,7 @@ mod tests;
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use path::{Path, Seg};
+pub use suggest::{closest, edit_distance};
 pub use value::{Key, Kind, Map, Pos, Value};
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};

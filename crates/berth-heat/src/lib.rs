@@ -28,6 +28,10 @@
 //!   `groups` section an implicit root group holds them all); `groups[0]` is the root.
 //! - Policies stand where their shape allows: asymmetric ones never on groups, dyadic ones on
 //!   a plain resource never, monadic ones never in relationships, LLMN only on groups.
+//! - Only servers and volumes are placed, so a resource that a policy or relationship
+//!   reaches has a type Berth knows ([`RESOURCE_TYPES`]): an unknown or nested-stack type
+//!   there is an error naming the resource, its type and the nearest known type; elsewhere a
+//!   near miss of a known type is an error and another unknown type a warning.
 //! - Level names are not checked here: only a topology knows its vocabulary.
 //!
 //! ```
@@ -50,6 +54,7 @@ mod error;
 mod load;
 mod model;
 mod policy;
+mod types;
 
 #[cfg(test)]
 mod tests;
@@ -63,3 +68,4 @@ pub use model::{
 pub use policy::{
     COMMON_PROPERTIES, POLICY_TYPES, PolicyKind, Relevance, Shape, properties_of, shape_of,
 };
+pub use types::RESOURCE_TYPES;

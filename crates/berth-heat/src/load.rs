@@ -14,6 +14,7 @@ use crate::model::{
 use crate::policy::{
     COMMON_PROPERTIES, POLICY_TYPES, PolicyKind, Relevance, Shape, properties_of, shape_of,
 };
+use crate::types::{RESOURCE_TYPES, is_provider_template};
 
 const TOP_KEYS: &[&str] = &[
     "heat_template_version",
@@ -37,6 +38,8 @@ const RESOURCE_KEYS: &[&str] = &[
     "policies",
     "relationships",
 ];
+/// The types Berth places, for messages.
+const PLACED: &str = "OS::Nova::Server, AWS::EC2::Instance, OS::Cinder::Volume, AWS::EC2::Volume";
 const GROUP_KEYS: &[&str] = &["id", "members", "metadata", "policies", "relationships"];
 const POLICY_KEYS: &[&str] = &["type", "properties", "metadata"];
 const RELATIONSHIP_KEYS: &[&str] = &["related", "policies"];
@@ -144,6 +147,8 @@ struct Loader {
     group_pos: BTreeMap<String, Pos>,
     member_of: Vec<Option<(GroupId, Path)>>,
     pending: Vec<PendingGroup>,
+    /// Where each resource's `type` value stands (the resource itself when it has none).
+    type_pos: Vec<Pos>,
 }
 
 fn expected_keys(map: &Map, allowed: &[&str], path: &Path, diags: &mut Diagnostics) {
@@ -254,7 +259,13 @@ impl Loader {
                     },
                 },
             };
-            self.names.insert(k.name.clone(), (ty, k.pos));
+            let tpos = v
+                .as_map()
+                .and_then(|m| m.get("type"))
+                .map_or(v.pos, |t| t.pos);
+            if self.names.insert(k.name.clone(), (ty, k.pos)).is_none() {
+                self.type_pos.push(tpos);
+            }
         }
         self.member_of = vec![None; self.names.len()];
 
@@ -333,7 +344,106 @@ impl Loader {
                 rel.related = Reference::Group(g);
             }
         }
+        self.check_types(&template, &rpath);
         Some(template)
+    }
+
+    /// A resource of a type Berth does not place is left out of the placement, so one that
+    /// a policy or relationship reaches must have a known type (a misspelt
+    /// `OS::Nova::Servr` would silently drop a server). Elsewhere a near miss of a known
+    /// type is an error too (Heat would refuse it), and another unknown type a warning.
+    fn check_types(&mut self, t: &Template, rpath: &Path) {
+        let mut group_reached: Vec<bool> = t
+            .groups
+            .iter()
+            .map(|g| !g.policies.is_empty() || !g.relationships.is_empty())
+            .collect();
+        let mut resource_reached = vec![false; t.resources.len()];
+        let rels = t
+            .groups
+            .iter()
+            .flat_map(|g| &g.relationships)
+            .chain(t.resources.values().flat_map(|r| &r.relationships));
+        for rel in rels {
+            match &rel.related {
+                Reference::Group(g) => {
+                    if let Some(x) = group_reached.get_mut(g.index()) {
+                        *x = true;
+                    }
+                }
+                Reference::Resource(r) => {
+                    if let Some(x) = resource_reached.get_mut(r.index()) {
+                        *x = true;
+                    }
+                }
+                Reference::External(_) => {}
+            }
+        }
+        for (i, (name, r)) in t.resources.iter().enumerate() {
+            let ty = r.type_name.as_str();
+            if ty.is_empty() || RESOURCE_TYPES.contains(&ty) {
+                continue;
+            }
+            let why = if !r.policies.is_empty() || !r.relationships.is_empty() {
+                Some("it has policies".to_owned())
+            } else if resource_reached.get(i).copied().unwrap_or(false) {
+                Some("a relationship names it".to_owned())
+            } else {
+                let mut g = Some(r.group);
+                let mut found = None;
+                while let Some(id) = g {
+                    let Some(grp) = t.groups.get(id.index()) else {
+                        break;
+                    };
+                    if group_reached.get(id.index()).copied().unwrap_or(false) {
+                        found = Some(format!("it is a member of policy group `{}`", grp.id));
+                        break;
+                    }
+                    g = grp.parent;
+                }
+                found
+            };
+            let path = rpath.key(name.clone()).key("type");
+            let pos = self.type_pos.get(i).copied().unwrap_or_default();
+            let near = berth_doc::closest(ty, RESOURCE_TYPES.iter().copied());
+            let provider = is_provider_template(ty);
+            match (why, near) {
+                (Some(why), Some(near)) => self.diags.error(
+                    &path,
+                    pos,
+                    format!(
+                        "resource `{name}` has unknown type `{ty}` and {why}, so it would be left out of the placement; did you mean `{near}`?"
+                    ),
+                ),
+                (Some(why), None) if provider => self.diags.error(
+                    &path,
+                    pos,
+                    format!(
+                        "resource `{name}` is a nested stack (`{ty}`) and {why}, but policies do not reach the resources inside a nested stack; expected its servers and volumes in this template"
+                    ),
+                ),
+                (Some(why), None) => self.diags.error(
+                    &path,
+                    pos,
+                    format!(
+                        "resource `{name}` has unknown type `{ty}` and {why}, so it would be left out of the placement; expected a placed type ({PLACED}) or another Heat resource type"
+                    ),
+                ),
+                (None, Some(near)) if !provider => self.diags.error(
+                    &path,
+                    pos,
+                    format!("resource `{name}` has unknown type `{ty}`; did you mean `{near}`?"),
+                ),
+                (None, _) if !provider => self.diags.warning(
+                    &path,
+                    pos,
+                    format!(
+                        "resource `{name}` has unknown type `{ty}`; it is not placed (placed types: {PLACED})"
+                    ),
+                ),
+                (None, _) => {}
+            }
+        }
     }
 
     fn resource(&mut self, i: usize, name: &str, v: &Value, p: &Path) -> Resource {

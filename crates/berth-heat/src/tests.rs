@@ -345,3 +345,61 @@ proptest! {
         }
     }
 }
+
+fn rendered(text: &str) -> String {
+    load(text)
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {d}\n", d.severity))
+        .collect()
+}
+
+#[test]
+fn a_misspelt_type_in_a_policy_group_is_refused_by_name() {
+    let text = HA.replace(
+        "M34: {type: OS::Nova::Server",
+        "M34: {type: OS::Nova::Servr",
+    );
+    let loaded = load(&text);
+    assert!(loaded.template.is_none());
+    expect![[r#"
+        error: resources.M34.type (22:15): resource `M34` has unknown type `OS::Nova::Servr` and it is a member of policy group `G3`, so it would be left out of the placement; did you mean `OS::Nova::Server`?
+    "#]]
+    .assert_eq(&rendered(&text));
+}
+
+#[test]
+fn unknown_types_outside_policies_are_judged_by_how_near_they_are() {
+    let text = "heat_template_version: 2013-05-23
+resources:
+  a: {type: OS::Nova::Server, properties: {flavor: m1.small}, relationships: [{related: {get_resource: p}, policies: [{type: OS::CoLocation, properties: {level: host}}]}]}
+  p: {type: My::Probe}
+  n: {type: OS::Neutron::Nett}
+  c: {type: Acme::Custom::Thing}
+  s: {type: nested/stack.yaml}
+  k: {type: OS::Neutron::Port}
+";
+    expect![[r#"
+        error: resources.p.type (4:13): resource `p` has unknown type `My::Probe` and a relationship names it, so it would be left out of the placement; expected a placed type (OS::Nova::Server, AWS::EC2::Instance, OS::Cinder::Volume, AWS::EC2::Volume) or another Heat resource type
+        error: resources.n.type (5:13): resource `n` has unknown type `OS::Neutron::Nett`; did you mean `OS::Neutron::Net`?
+        warning: resources.c.type (6:13): resource `c` has unknown type `Acme::Custom::Thing`; it is not placed (placed types: OS::Nova::Server, AWS::EC2::Instance, OS::Cinder::Volume, AWS::EC2::Volume)
+    "#]]
+    .assert_eq(&rendered(text));
+}
+
+#[test]
+fn a_nested_stack_in_a_policy_group_is_refused() {
+    let text = "heat_template_version: 2013-05-23
+resources:
+  a: {type: OS::Nova::Server, properties: {flavor: m1.small}}
+  b: {type: web_tier.yaml}
+groups:
+  id: g
+  members: [{get_resource: a}, {get_resource: b}]
+  policies: [{type: OS::AntiCoLocation, properties: {level: host}}]
+";
+    expect![[r#"
+        error: resources.b.type (4:13): resource `b` is a nested stack (`web_tier.yaml`) and it is a member of policy group `g`, but policies do not reach the resources inside a nested stack; expected its servers and volumes in this template
+    "#]]
+    .assert_eq(&rendered(text));
+}

@@ -588,3 +588,28 @@ fn a_template_without_demands_is_an_error() {
         &LoadOptions::default(),
     ));
 }
+
+#[test]
+fn an_empty_capability_stack_is_valid_with_a_warning() {
+    let text = with(
+        "constraints:
+  cap:
+    type: capability
+    demands: [vG1]
+    properties: {template: {heat_template_version: 2016-10-14, resources: {}}}
+  room:
+    type: capacity
+    demands: [vG2]
+    properties:
+      template: \"heat_template_version: 2016-10-14\\nresources:\\n  s: {type: OS::Nova::Server, properties: {flavor: m1.small}}\\n\"
+",
+    );
+    let t = ok(&text);
+    assert_eq!(t.constraints.len(), 2);
+    assert_eq!(
+        diags(&text, &LoadOptions::default()),
+        vec![
+            "warning constraints.cap.properties.template (12:28): the Heat stack declares no OS::Nova::Server; it fits every candidate"
+        ]
+    );
+}

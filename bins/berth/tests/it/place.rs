@@ -249,3 +249,33 @@ fn a_placement_at_the_lower_bound_is_marked_optimal() {
     );
     assert_eq!(v["stats"]["lower_bound_hosts"], 1);
 }
+
+#[test]
+fn a_misspelt_server_type_in_a_policy_group_is_refused_not_left_out() {
+    let text = std::fs::read_to_string(example("ha-clusters.yaml"))
+        .expect("example")
+        .replace(
+            "M34: {type: OS::Nova::Server",
+            "M34: {type: OS::Nova::Servr",
+        );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("ha-servr.yaml");
+    std::fs::write(&file, text).expect("write template");
+    let out = berth(&[
+        "place",
+        file.to_str().expect("utf-8 path"),
+        "--topology",
+        &example("room-rack-pm.yaml"),
+        "--time-limit",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "no placement is printed");
+    assert!(
+        stderr.contains("resource `M34` has unknown type `OS::Nova::Servr`")
+            && stderr.contains("did you mean `OS::Nova::Server`?")
+            && stderr.contains("ha-servr.yaml:22:15"),
+        "{stderr}"
+    );
+}

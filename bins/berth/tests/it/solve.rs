@@ -596,3 +596,61 @@ fn cloud_policy_checks_private_capacity_prices_instance_types_and_maps_the_flavo
     assert_eq!(p["deployment_cost"]["base"], 30.0);
     assert_eq!(p["realized_intent"]["flavor"], serde_json::Value::Null);
 }
+
+/// Issue 45.4: an empty Heat stack in a `capability` constraint is a valid stack that needs
+/// nothing: every candidate fits, with a warning naming the constraint's template; a
+/// misspelt server type in the stack is refused by name.
+#[test]
+fn an_empty_capability_stack_fits_every_candidate_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inv = dir.path().join("inv.yaml");
+    std::fs::write(
+        &inv,
+        "candidates:\n  - candidate_id: a\n    inventory_type: cloud\n  - candidate_id: b\n    inventory_type: cloud\n",
+    )
+    .expect("write inventory");
+    let t = dir.path().join("t.yaml");
+    let solve = |stack: &str| {
+        std::fs::write(
+            &t,
+            format!("homing_template_version: 2017-10-10\ndemands:\n  vG:\n    - {{inventory_provider: aai, inventory_type: cloud}}\nconstraints:\n  cap:\n    type: capability\n    demands: [vG]\n    properties:\n      template: {stack}\n"),
+        )
+        .expect("write template");
+        let o = berth(&[
+            "solve",
+            &t.display().to_string(),
+            "--inventory",
+            &inv.display().to_string(),
+            "--format",
+            "json",
+        ]);
+        (
+            o.status.code(),
+            json(&o),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, v, stderr) = solve("{heat_template_version: 2016-10-14, resources: {}}");
+    assert_eq!(code, Some(0), "{v} {stderr}");
+    assert_eq!(v["status"], "solved", "{v}");
+    assert_eq!(
+        v["solutions"][0]["placements"]["vG"]["candidate_id"], "a",
+        "{v}"
+    );
+    assert!(
+        stderr.contains("t.yaml:10:17")
+            && stderr.contains("at `constraints.cap.properties.template`")
+            && stderr
+                .contains("the Heat stack declares no OS::Nova::Server; it fits every candidate"),
+        "{stderr}"
+    );
+    let (code, v, stderr) = solve(
+        "{heat_template_version: 2016-10-14, resources: {s: {type: OS::Nova::Servr, properties: {flavor: m1.small}}}}",
+    );
+    assert_ne!(code, Some(0), "{v} {stderr}");
+    let all = format!("{v} {stderr}");
+    assert!(
+        all.contains("resource `s` of the Heat stack has unknown type `OS::Nova::Servr`; did you mean `OS::Nova::Server`?"),
+        "{all}"
+    );
+}

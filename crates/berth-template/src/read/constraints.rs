@@ -555,6 +555,15 @@ impl Reader<'_> {
         let template = self
             .required(p, "template", path, pos, what)
             .and_then(|t| self.heat_source(t, &path.key("template")));
+        if let (Some(text), Some(tv)) = (&template, p.get("template"))
+            && stack_servers(text) == Some(0)
+        {
+            self.warning(
+                &path.key("template"),
+                tv.pos,
+                "the Heat stack declares no OS::Nova::Server; it fits every candidate",
+            );
+        }
         let environment = p
             .get("environment")
             .filter(|e| !e.is_null())
@@ -783,6 +792,34 @@ fn parse_pattern(text: &str) -> Pattern {
         pattern: text.to_owned(),
         case_insensitive: false,
     }
+}
+
+/// How many `OS::Nova::Server` resources an inline Heat stack declares (`None` for a URI or
+/// a text that does not parse: those are judged where the stack is used).
+fn stack_servers(text: &str) -> Option<usize> {
+    let t = text.trim();
+    if !t.contains('\n') && t.contains("://") {
+        return None;
+    }
+    let doc = berth_doc::parse(t).ok()?;
+    let top = doc.as_map()?;
+    let Some(resources) = top.get("resources") else {
+        return Some(0);
+    };
+    if resources.is_null() {
+        return Some(0);
+    }
+    let n = resources
+        .as_map()?
+        .iter()
+        .filter(|(_, r)| {
+            r.as_map()
+                .and_then(|m| m.get("type"))
+                .and_then(Value::as_str)
+                == Some("OS::Nova::Server")
+        })
+        .count();
+    Some(n)
 }
 
 #[cfg(test)]
