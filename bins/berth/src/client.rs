@@ -1,16 +1,18 @@
 //! Client commands against a running `berthd`: `berth plan|reservation|capacity|instance ...`.
-//! Responses are printed as JSON; exit 0 on success, 1 on a domain failure (invalid,
-//! conflict, not found, plan not found/error), 2 when the daemon cannot be reached.
+//! Answers are printed as JSON (or `-o yaml|table`), refusals as a sentence on stderr (their
+//! JSON with `-o json`); exit 0 on success, 1 on a domain failure (invalid, conflict, not
+//! found, plan not found/error), 2 when the daemon cannot be reached.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use chrono::{DateTime, SecondsFormat, Utc};
 use reqwest::blocking::{Client, RequestBuilder};
 use serde_json::{Value, json};
 
-use crate::output::{Done, Report};
+use crate::output::{Done, Report, Table, View};
 use crate::{exit, progress};
 
 /// Where the daemon is and how to authenticate.
@@ -113,6 +115,9 @@ enum ReservationCmd {
         /// Zone.
         #[arg(long)]
         zone: Option<String>,
+        /// Provider (pool) in the zone.
+        #[arg(long)]
+        provider: Option<String>,
     },
 }
 
@@ -128,12 +133,16 @@ struct Spec {
     /// Amount: `-c cores=5 -c ram=25600`.
     #[arg(short = 'c', long = "capacity", value_name = "DIM=N", value_parser = parse_amount)]
     capacity: Vec<(String, u64)>,
-    /// Start (RFC 3339).
-    #[arg(long)]
-    start: Option<String>,
-    /// End (RFC 3339).
-    #[arg(long)]
-    end: Option<String>,
+    /// Start: RFC 3339, `now`, `+2h`, `tomorrow 09:00`, `2030-01-01 09:00` (UTC).
+    #[arg(long, value_parser = instant, value_name = "TIME")]
+    start: Option<DateTime<Utc>>,
+    /// End, in the same forms as `--start` (relative forms count from now).
+    #[arg(long, value_parser = instant, value_name = "TIME")]
+    end: Option<DateTime<Utc>>,
+}
+
+fn instant(s: &str) -> Result<DateTime<Utc>, String> {
+    crate::when::parse(s, Utc::now())
 }
 
 /// `berth capacity ...`.
@@ -187,6 +196,15 @@ enum InstanceCmd {
         /// Reservation to draw from.
         #[arg(long)]
         reservation: Option<String>,
+        /// Flavor of the provider (its vCPUs, RAM and disk are the amounts).
+        #[arg(long)]
+        flavor: Option<String>,
+        /// Instance name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Image.
+        #[arg(long)]
+        image: Option<String>,
         #[command(flatten)]
         spec: Spec,
     },
@@ -211,15 +229,17 @@ fn parse_amount(s: &str) -> Result<(String, u64), String> {
 impl Spec {
     fn body(&self) -> Value {
         let mut b = serde_json::Map::new();
-        let mut put = |k: &str, v: &Option<String>| {
+        let mut put = |k: &str, v: Option<String>| {
             if let Some(v) = v {
                 b.insert(k.to_owned(), json!(v));
             }
         };
-        put("zone", &self.zone);
-        put("provider", &self.provider);
-        put("start", &self.start);
-        put("end", &self.end);
+        let rfc3339 =
+            |t: &Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339_opts(SecondsFormat::AutoSi, true));
+        put("zone", self.zone.clone());
+        put("provider", self.provider.clone());
+        put("start", rfc3339(&self.start));
+        put("end", rfc3339(&self.end));
         if !self.capacity.is_empty() {
             let cap: BTreeMap<&str, u64> = self
                 .capacity
@@ -305,7 +325,8 @@ fn report_rows((status, body): (u16, Value), list: Option<&str>) -> Result<Done>
         500..=599 => exit::USAGE,
         _ => exit::DOMAIN,
     };
-    Ok(if body.is_null() {
+    let error = (code != exit::OK).then(|| refusal(status, &body));
+    let mut done = if body.is_null() {
         Done::code(code)
     } else {
         let report = match list {
@@ -313,7 +334,87 @@ fn report_rows((status, body): (u16, Value), list: Option<&str>) -> Result<Done>
             None => Report::json(body, &[]),
         };
         Done::new(report, code)
-    })
+    };
+    done.error = error;
+    Ok(done)
+}
+
+/// A daemon's refusal as a sentence: the status, then the message each dialect carries
+/// (Promise `message`, HAS `error_message.explanation`, RFC 9457 `title` and `detail`).
+fn refusal(status: u16, body: &Value) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let message = text(&body["message"])
+        .or_else(|| text(&body["error_message"]["explanation"]))
+        .or_else(|| text(&body["error_message"]))
+        .or_else(|| match (text(&body["title"]), text(&body["detail"])) {
+            (Some(t), Some(d)) => Some(format!("{t}: {d}")),
+            (t, d) => t.or(d),
+        })
+        .or_else(|| text(body))
+        .unwrap_or_else(|| body.to_string());
+    let mut out = format!("berthd answered {status} {reason}: {message}");
+    if let Some(offers) = body["offers"].as_array().filter(|o| !o.is_empty()) {
+        out.push_str(&format!(
+            "; {} offer(s) would fit (`-o json` shows them)",
+            offers.len()
+        ));
+    }
+    out
+}
+
+/// The columns of a reservation a person reads; `-o json` keeps every field.
+fn reservation_table(answer: &Value) -> Table {
+    let amounts = |v: &Value| {
+        v.as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, n)| {
+                        format!(
+                            "{k}={}",
+                            n.as_str().map_or_else(|| n.to_string(), str::to_owned)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default()
+    };
+    let text = |v: &Value| match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut t = Table::new(&[
+        "id",
+        "zone",
+        "provider",
+        "state",
+        "priority",
+        "start",
+        "end",
+        "amounts",
+        "remaining",
+        "active",
+    ]);
+    for r in answer["details"].as_array().into_iter().flatten() {
+        t.row(vec![
+            text(&r["reservation-id"]),
+            text(&r["zone"]),
+            text(&r["provider"]),
+            text(&r["state"]),
+            text(&r["priority"]),
+            text(&r["start"]),
+            text(&r["end"]),
+            amounts(&r["capacity"]),
+            amounts(&r["remaining"]),
+            text(&r["active"]),
+        ]);
+    }
+    t
 }
 
 /// Runs `berth plan ...`.
@@ -399,10 +500,18 @@ pub fn reservation(args: ReservationArgs) -> Result<Done> {
         ReservationCmd::Cancel { id } => {
             report(api.post("/cancel-reservation", &json!({"reservation-id": id}))?)
         }
-        ReservationCmd::Query { zone } => report_rows(
-            api.post("/query-reservation", &json!({"zone": zone}))?,
-            Some("details"),
-        ),
+        ReservationCmd::Query { zone, provider } => {
+            let answer = api.post(
+                "/query-reservation",
+                &json!({"zone": zone, "provider": provider}),
+            )?;
+            let table = reservation_table(&answer.1);
+            let mut done = report(answer)?;
+            if let Some(r) = done.report.as_mut() {
+                r.table = View::Grid(table);
+            }
+            Ok(done)
+        }
     }
 }
 
@@ -430,10 +539,27 @@ pub fn capacity(args: CapacityArgs) -> Result<Done> {
 pub fn instance(args: InstanceArgs) -> Result<Done> {
     let api = Api::new(args.conn)?;
     match args.cmd {
-        InstanceCmd::Create { reservation, spec } => {
+        InstanceCmd::Create {
+            reservation,
+            flavor,
+            name,
+            image,
+            spec,
+        } => {
             let mut body = spec.body();
-            if let Some(r) = reservation {
-                body["reservation-id"] = json!(r);
+            // `create-instance` names its provider `provider-id`.
+            if let Some(p) = body.as_object_mut().and_then(|b| b.remove("provider")) {
+                body["provider-id"] = p;
+            }
+            for (k, v) in [
+                ("reservation-id", reservation),
+                ("flavor", flavor),
+                ("name", name),
+                ("image", image),
+            ] {
+                if let Some(v) = v {
+                    body[k] = json!(v);
+                }
             }
             report(api.post("/create-instance", &body)?)
         }
@@ -473,7 +599,7 @@ mod tests {
             provider: None,
             capacity: vec![("cores".into(), 5)],
             start: None,
-            end: Some("2030-01-01T00:00:00Z".into()),
+            end: Some(crate::when::parse("2030-01-01T00:00:00Z", Utc::now()).unwrap()),
         };
         assert_eq!(
             spec.body(),

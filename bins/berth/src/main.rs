@@ -11,6 +11,7 @@ mod place;
 mod progress;
 mod solve;
 mod validate;
+mod when;
 
 use std::process::ExitCode;
 
@@ -128,9 +129,13 @@ fn main() -> ExitCode {
         format: cli.output.unwrap_or(default),
         quiet: cli.quiet,
     };
+    // A daemon's refusal reads as a sentence; its JSON only when asked for by `-o json|yaml`.
+    let data_asked = cli.output.is_some_and(Format::is_data);
     let result = run(cli.command, ui).and_then(|done| {
-        if let Some(report) = &done.report {
-            output::emit(&report.render(ui.format)?)?;
+        match (&done.error, &done.report) {
+            (Some(error), _) if !data_asked => eprintln!("berth: {error}"),
+            (_, Some(report)) => output::emit(&report.render(ui.format)?)?,
+            _ => {}
         }
         Ok(done.code)
     });

@@ -295,6 +295,9 @@ pub fn emit(text: &str) -> Result<()> {
 pub struct Done {
     /// Printed in the chosen format.
     pub report: Option<Report>,
+    /// A refusal in words, printed to stderr instead of the report unless `-o json|yaml` asks
+    /// for the data.
+    pub error: Option<String>,
     /// Exit code.
     pub code: u8,
 }
@@ -304,13 +307,18 @@ impl Done {
     pub fn new(report: Report, code: u8) -> Done {
         Done {
             report: Some(report),
+            error: None,
             code,
         }
     }
 
     /// Nothing to print (the command said what it had to on stderr).
     pub fn code(code: u8) -> Done {
-        Done { report: None, code }
+        Done {
+            report: None,
+            error: None,
+            code,
+        }
     }
 }
 

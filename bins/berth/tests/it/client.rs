@@ -45,7 +45,7 @@ fn plan_list_prints_json_yaml_and_a_table() {
 }
 
 #[test]
-fn a_conflict_is_printed_in_the_chosen_format_and_exits_1() {
+fn a_conflict_is_a_sentence_unless_json_is_asked_for_and_exits_1() {
     let answer = json!({"result": "conflict", "message": "not enough cores in z/p"}).to_string();
     let (addr, server) = fake::serve(vec![(409, answer)]);
     let url = format!("http://{addr}");
@@ -62,9 +62,10 @@ fn a_conflict_is_printed_in_the_chosen_format_and_exits_1() {
         "table",
     ]);
     assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "KEY      VALUE\nresult   conflict\nmessage  not enough cores in z/p\n"
+        String::from_utf8_lossy(&out.stderr),
+        "berth: berthd answered 409 Conflict: not enough cores in z/p\n"
     );
     let seen = server.join().expect("server");
     assert_eq!(seen.len(), 1);
@@ -88,8 +89,11 @@ fn queries_tabulate_their_reservations_and_pools() {
     let reservations = json!({
         "reservations": ["r1", "r2"],
         "details": [
-            {"reservation-id": "r1", "zone": "z", "capacity": {"cores": 5, "ram": 2048}, "active": true},
-            {"reservation-id": "r2", "zone": "z", "capacity": {"cores": 1}, "active": false}
+            {"id": 1, "reservation-id": "r1", "zone": "z", "provider": "p", "state": "active", "priority": 5,
+             "start": "2030-01-01T00:00:00Z", "end": null, "amounts": {"cores": 5, "ram": 2048},
+             "capacity": {"cores": 5, "ram": 2048}, "remaining": {"cores": 3}, "active": true},
+            {"id": 2, "reservation-id": "r2", "zone": "z", "provider": "p", "state": "ended", "priority": 0,
+             "start": "2029-01-01T00:00:00Z", "capacity": {"cores": 1}, "remaining": {}, "active": false}
         ],
         "utilization": [{"pool": "z/p", "points": []}]
     });
@@ -108,6 +112,8 @@ fn queries_tabulate_their_reservations_and_pools() {
         "query",
         "--zone",
         "z",
+        "--provider",
+        "p",
         "--url",
         &url,
         "-o",
@@ -115,9 +121,9 @@ fn queries_tabulate_their_reservations_and_pools() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     expect_test::expect![[r#"
-        RESERVATION-ID  ZONE  CAPACITY.CORES  CAPACITY.RAM  ACTIVE
-        r1              z     5               2048          true
-        r2              z     1                             false
+        ID  ZONE  PROVIDER  STATE   PRIORITY  START                 END  AMOUNTS           REMAINING  ACTIVE
+        r1  z     p         active  5         2030-01-01T00:00:00Z       cores=5,ram=2048  cores=3    true
+        r2  z     p         ended   0         2029-01-01T00:00:00Z       cores=1                      false
     "#]]
     .assert_eq(&String::from_utf8_lossy(&out.stdout));
     let out = berth(&["capacity", "query", "--url", &url, "-o", "table"]);
@@ -127,6 +133,133 @@ fn queries_tabulate_their_reservations_and_pools() {
         "KEY  CORES.TOTAL  CORES.RESERVED\nz/p  64           6\n"
     );
     let seen = server.join().expect("server");
+    assert_eq!(
+        body_of(&seen[0]),
+        json!({"zone": "z", "provider": "p"}),
+        "{seen:?}"
+    );
     assert!(seen[0].starts_with("POST /query-reservation"), "{seen:?}");
     assert!(seen[1].starts_with("POST /query-capacity"), "{seen:?}");
+}
+
+/// The JSON body of a request the stand-in saw (`METHOD PATH BODY`).
+fn body_of(request: &str) -> Value {
+    let body = request
+        .split_once(' ')
+        .and_then(|(_, r)| r.split_once(' '))
+        .map(|(_, b)| b)
+        .expect("body");
+    serde_json::from_str(body).expect("json body")
+}
+
+#[test]
+fn a_refusal_prints_its_json_with_o_json() {
+    let answer = json!({"result": "conflict", "message": "not enough cores in z/p", "offers": [{"start": "x"}]});
+    let (addr, server) = fake::serve(vec![(409, answer.to_string()), (409, answer.to_string())]);
+    let url = format!("http://{addr}");
+    let args = [
+        "reservation",
+        "create",
+        "--zone",
+        "z",
+        "-c",
+        "cores=5",
+        "--url",
+        &url,
+    ];
+    let out = berth(&[&args[..], &["-o", "json"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(j, answer);
+    // The default (JSON for data) still speaks a refusal as a sentence, naming the offers.
+    let out = berth(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "berth: berthd answered 409 Conflict: not enough cores in z/p; 1 offer(s) would fit (`-o json` shows them)\n"
+    );
+    assert_eq!(server.join().expect("server").len(), 2);
+}
+
+#[test]
+fn times_are_read_on_the_client_and_a_typo_never_reaches_the_daemon() {
+    let (addr, server) = fake::serve(vec![(201, json!({"reservation-id": "r1"}).to_string())]);
+    let url = format!("http://{addr}");
+    let out = berth(&[
+        "reservation",
+        "create",
+        "--zone",
+        "z",
+        "-c",
+        "cores=1",
+        "--start",
+        "tomorow",
+        "--url",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`tomorow` is not a time; expected RFC 3339"),
+        "{err}"
+    );
+    let out = berth(&[
+        "reservation",
+        "create",
+        "--zone",
+        "z",
+        "-c",
+        "cores=1",
+        "--start",
+        "2030-01-01 09:00",
+        "--end",
+        "2030-01-02T10:00:00+01:00",
+        "--url",
+        &url,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = server.join().expect("server");
+    assert_eq!(seen.len(), 1, "the typo sent nothing: {seen:?}");
+    assert_eq!(
+        body_of(&seen[0]),
+        json!({"zone": "z", "capacity": {"cores": 1}, "start": "2030-01-01T09:00:00Z", "end": "2030-01-02T09:00:00Z"})
+    );
+}
+
+#[test]
+fn instance_create_names_its_provider_flavor_and_name() {
+    let (addr, server) = fake::serve(vec![(200, json!({"instance-id": "i1"}).to_string())]);
+    let url = format!("http://{addr}");
+    let out = berth(&[
+        "instance",
+        "create",
+        "--provider",
+        "P2",
+        "--flavor",
+        "m1.tiny",
+        "--name",
+        "vm-1",
+        "--image",
+        "cirros",
+        "--url",
+        &url,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = server.join().expect("server");
+    assert!(seen[0].starts_with("POST /create-instance "), "{seen:?}");
+    assert_eq!(
+        body_of(&seen[0]),
+        json!({"provider-id": "P2", "flavor": "m1.tiny", "name": "vm-1", "image": "cirros"})
+    );
 }
