@@ -27,6 +27,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("berth-engine", 4),
     ("berth-service", 5),
     ("berth-api", 6),
+    // A cloud underneath: implements the service's inventory source and VIM traits.
+    ("berth-openstack", 6),
 ];
 
 /// Runtime, storage and wire crates only the engine and above may use.

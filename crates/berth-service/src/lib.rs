@@ -74,6 +74,7 @@ mod notify;
 mod ownership;
 mod plans;
 mod reservations;
+pub mod vim;
 
 pub use changes::Change;
 pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
@@ -89,3 +90,4 @@ pub use reservations::{
     ProviderFlavor, ProviderInfo, ReservationFilter, ReservationOptions, ReservationService,
     SystemClock, WallClock, Webhook, WriterStats, qualify,
 };
+pub use vim::{BootRequest, Booted, Discovered, Discovery, Vim, VimFuture};
