@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use berth_doc::{Diagnostic, Severity};
+use berth_doc::Diagnostic;
 use berth_inventory::{Inventory, StaticProvider};
 
 use crate::output::{Data, Done, Format, Report, Table, View};
@@ -22,8 +22,9 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     files_dir: Option<PathBuf>,
     /// Inventory file: check it too (capacity keys naming no known dimension that no
-    /// template's request uses are warnings), and report demands asking for an inventory
-    /// type (under a provider name) that nothing in it serves.
+    /// template's request uses are warnings), and check each template against it as
+    /// `solve` would: locations it cannot resolve and licenses it lacks are errors, demands
+    /// asking for an inventory type it holds no candidate of are warnings.
     #[arg(long, value_name = "FILE")]
     inventory: Option<PathBuf>,
 }
@@ -70,12 +71,17 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
         let diags = berth_engine::validate(&loaded.text, &opts);
         let valid = !diags.iter().any(berth_doc::Diagnostic::is_error);
         let template = berth_template::load(&loaded.text, &opts).ok();
-        // With an inventory: demands that nothing in it serves, and request keys that no
-        // candidate's capacity has.
+        // With an inventory: what `solve` would refuse against it (`plan`'s own steps: an
+        // unresolvable `host_name`, an unknown license), demands it offers nothing, and
+        // request keys that no candidate's capacity has.
         let served = match (&provider, &template) {
             (Some(p), Some(t)) => {
                 let doc = berth_doc::parse(&loaded.text).ok();
-                let mut d = unserved(doc.as_ref(), t, p);
+                let mut d = if valid {
+                    berth_engine::check_inventory(t, doc.as_ref(), p)
+                } else {
+                    Vec::new()
+                };
                 d.extend(berth_engine::request_diagnostics(
                     t,
                     doc.as_ref(),
@@ -185,37 +191,4 @@ fn add_file(
             plural(w, "warning")
         ),
     });
-}
-
-/// Demands of a loadable template that no provider of the inventory serves, as errors at
-/// the requirement's `inventory_type` (line:column when the template has that key).
-fn unserved(
-    doc: Option<&berth_doc::Value>,
-    template: &berth_template::Template,
-    provider: &StaticProvider,
-) -> Vec<Diagnostic> {
-    berth_engine::unserved(template, provider)
-        .into_iter()
-        .map(|u| {
-            let pos = doc
-                .and_then(|d| d.as_map())
-                .and_then(|m| m.get("demands"))
-                .and_then(|d| d.as_map())
-                .and_then(|m| m.get(&u.demand))
-                .and_then(|reqs| match &reqs.kind {
-                    berth_doc::Kind::Seq(items) => items.get(u.requirement),
-                    _ => None,
-                })
-                .and_then(|r| r.as_map())
-                .and_then(|m| m.get("inventory_type"))
-                .map_or(berth_doc::Pos::UNKNOWN, |v| v.pos);
-            Diagnostic {
-                severity: Severity::Error,
-                path: u.path(),
-                line: pos.line,
-                column: pos.column,
-                message: u.message(),
-            }
-        })
-        .collect()
 }

@@ -1,12 +1,14 @@
 //! `validate` and `check`: the template problems `plan` would hit whatever the inventory
 //! holds, found by running `plan`'s own resolution and lowering against an empty inventory.
 //! `berth validate` uses this, so it never calls valid a template `solve` cannot lower.
-//! `inventory_diagnostics`: an inventory's warnings, with its capacity keys no request uses;
+//! `check_inventory`: what `plan`'s resolution and lowering refuse against a given
+//! inventory (an unresolvable `host_name`, an unknown license), and the demands it offers
+//! nothing; `inventory_diagnostics`: an inventory's warnings, with its capacity keys no request uses;
 //! `request_diagnostics`: a template's request keys no candidate's capacity has.
 
 use berth_constraints::{Environment, lower};
 use berth_doc::{Diagnostic, Path, Pos};
-use berth_inventory::{Inventory, StaticProvider};
+use berth_inventory::{Inventory, InventoryProvider, StaticProvider};
 use berth_template::{LoadOptions, RawTemplate, Template};
 
 use crate::EngineError;
@@ -75,6 +77,102 @@ pub fn check(template: &Template, doc: Option<&berth_doc::Value>) -> Vec<Diagnos
             Diagnostic::error(&path, position(doc, &keys), e.to_string())
         })
         .collect()
+}
+
+/// The problems `plan` would refuse `template` for against `provider` before any search,
+/// found by running `plan`'s own steps (serving, resolution, lowering): each a diagnostic
+/// with the field path and, from `doc`, line:column. Errors of the template alone are
+/// [`check`]'s and not repeated; lowering problems that depend on options `plan` takes
+/// besides the inventory (topology, latency model) are left out. A requirement whose
+/// inventory holds no candidate of its type is a warning: the demand finds no plan.
+pub fn check_inventory(
+    template: &Template,
+    doc: Option<&berth_doc::Value>,
+    provider: &dyn InventoryProvider,
+) -> Vec<Diagnostic> {
+    let at_type = |demand: &str, requirement: usize| {
+        let path = Path::root()
+            .key("demands")
+            .key(demand)
+            .index(requirement)
+            .key("inventory_type");
+        let pos = doc
+            .and_then(|d| d.as_map())
+            .and_then(|m| m.get("demands"))
+            .and_then(|d| d.as_map())
+            .and_then(|m| m.get(demand))
+            .and_then(|reqs| reqs.as_seq())
+            .and_then(|items| items.get(requirement))
+            .map_or(Pos::UNKNOWN, |r| {
+                r.as_map()
+                    .and_then(|m| m.get("inventory_type"))
+                    .map_or(r.pos, |v| v.pos)
+            });
+        (path, pos)
+    };
+    let unserved = crate::resolve::unserved(template, provider);
+    if !unserved.is_empty() {
+        return unserved
+            .iter()
+            .map(|u| {
+                let (path, pos) = at_type(&u.demand, u.requirement);
+                Diagnostic::error(&path, pos, u.message())
+            })
+            .collect();
+    }
+    let Ok(res) = resolve(template, provider) else {
+        // Resolution problems are the template's own ([`check`]) or the provider's failure.
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (demand, absent) in template.demands.values().zip(&res.absent) {
+        for (ri, why) in absent {
+            let (path, pos) = at_type(&demand.name, *ri);
+            out.push(Diagnostic::warning(
+                &path,
+                pos,
+                format!("{why}, so demand `{}` finds no plan", demand.name),
+            ));
+        }
+    }
+    let env = Environment {
+        provider,
+        controllers: Default::default(),
+        topology: None,
+        latency: None,
+        existing_bonus: 0.0,
+    };
+    if let Err(errors) = lower(template, &res.space, &env) {
+        for e in &errors {
+            let (keys, msg): (Vec<&str>, String) = match e {
+                berth_constraints::ConstraintError::UnlocatedLocation { location, .. } => {
+                    let loc = template.locations.get(location);
+                    match (
+                        loc.and_then(|l| l.host_name.as_deref()),
+                        loc.and_then(|l| l.clli_code.as_deref()),
+                    ) {
+                        (Some(h), _) => (
+                            vec!["locations", location, "host_name"],
+                            format!("host_name `{h}` is not a host location of the inventory; {e}"),
+                        ),
+                        (None, Some(c)) => (
+                            vec!["locations", location, "clli_code"],
+                            format!("clli_code `{c}` is not a CLLI location of the inventory; {e}"),
+                        ),
+                        (None, None) => (vec!["locations", location], e.to_string()),
+                    }
+                }
+                berth_constraints::ConstraintError::UnknownLicense { origin, .. } => (
+                    vec!["constraints", origin, "properties", "id"],
+                    e.to_string(),
+                ),
+                _ => continue,
+            };
+            let path = keys.iter().fold(Path::root(), |p, k| p.key(*k));
+            out.push(Diagnostic::error(&path, position(doc, &keys), msg));
+        }
+    }
+    out
 }
 
 /// The inventory's warnings, and one for each capacity key naming no registered dimension

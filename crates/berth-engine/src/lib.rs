@@ -22,8 +22,12 @@
 //!   requirements resolve like `cloud`/`service` ones; a `slice_profiles` requirement with
 //!   `subnets` in its `filtering_attributes` gets generated "create new" candidates (HAS's
 //!   `generator`), and `default_attributes` fill in attributes candidates lack. A demand no
-//!   requirement of which the provider serves is invalid input; [`unserved`] lists them
-//!   (as [`Unserved`], with the requirement's path) for `berth validate --inventory`.
+//!   requirement of which the provider serves is invalid input ([`unserved`] lists them as
+//!   [`Unserved`]); the static inventory serves every type, so a type it holds no candidate
+//!   of is an empty set: `not found`, with [`DemandTriage::absent`] saying so.
+//! - [`check_inventory`]: what `plan` refuses against a given inventory (an unresolvable
+//!   `host_name`, an unknown license), found by `plan`'s own steps, for
+//!   `berth validate --inventory`.
 //! - [`PlanOutcome`]: serializes to exactly the `berth solve` JSON contract
 //!   `{status, optimal, message, solutions[{objective, placements}], triage, stats}`; status is
 //!   `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]).
@@ -75,7 +79,9 @@ mod slicing;
 pub use berth_cloudpolicy::{Normalization, Scaling, Weights, Workload, WorkloadCatalog};
 pub use berth_constraints::LatencyModel;
 pub use berth_solver::{MAX_THREADS, Progress};
-pub use check::{check, inventory_diagnostics, request_diagnostics, validate, validate_raw};
+pub use check::{
+    check, check_inventory, inventory_diagnostics, request_diagnostics, validate, validate_raw,
+};
 pub use cloud::{CloudPolicyInput, rejection_name};
 pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};

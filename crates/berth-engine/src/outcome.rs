@@ -48,6 +48,10 @@ pub struct DemandTriage {
     pub candidates: usize,
     /// Candidate id -> name of the constraint (or `inventory:...` filter) that removed it.
     pub removed: IndexMap<String, String>,
+    /// When the inventory offered nothing: for each requirement, that no candidate of its
+    /// inventory type exists (left out of the JSON when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
 }
 
 /// Counters.
@@ -135,10 +139,17 @@ impl PlanOutcome {
                 .collect();
             table(&mut out, ["DEMAND", "CANDIDATE", "LOCATION", "COST"], &rows);
         }
-        let removed: usize = self.triage.values().map(|t| t.removed.len()).sum();
+        let removed: usize = self
+            .triage
+            .values()
+            .map(|t| t.removed.len() + t.absent.len())
+            .sum();
         if removed > 0 {
             let _ = writeln!(out, "\ntriage:");
             for (d, t) in &self.triage {
+                for a in &t.absent {
+                    let _ = writeln!(out, "  {d}: {a}");
+                }
                 if t.removed.is_empty() {
                     continue;
                 }

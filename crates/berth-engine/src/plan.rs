@@ -238,7 +238,13 @@ fn report(
                 let d = w.index();
                 let name = p.var_name(w);
                 let offered = res.inventory.get(d).map_or(0, |i| i.0);
-                if p.domain_size(w) == 0 {
+                let absent = absent_notes(res, d, name);
+                if offered == 0 && !absent.is_empty() {
+                    msg.push_str(&format!(
+                        "; demand `{name}` has no candidates: {}",
+                        absent.join("; ")
+                    ));
+                } else if p.domain_size(w) == 0 {
                     msg.push_str(&format!("; demand `{name}` has no candidates ({offered} offered, all removed by inventory filters)"));
                 } else {
                     msg.push_str(&format!("; demand `{name}` has no candidate left"));
@@ -367,6 +373,15 @@ pub fn candidate_json(c: &Candidate) -> serde_json::Map<String, serde_json::Valu
     out
 }
 
+/// The triage lines of a demand whose inventory offered nothing: `demands.D[i]: why`.
+fn absent_notes(res: &Resolution, d: usize, name: &str) -> Vec<String> {
+    res.absent.get(d).map_or_else(Vec::new, |a| {
+        a.iter()
+            .map(|(ri, why)| format!("demands.{name}[{ri}]: {why}"))
+            .collect()
+    })
+}
+
 fn triage_map(res: &Resolution, p: &Problem, t: &Triage) -> IndexMap<String, DemandTriage> {
     let mut out = IndexMap::new();
     for x in p.vars() {
@@ -391,6 +406,7 @@ fn triage_map(res: &Resolution, p: &Problem, t: &Triage) -> IndexMap<String, Dem
             DemandTriage {
                 candidates: offered,
                 removed,
+                absent: absent_notes(res, d, p.var_name(x)),
             },
         );
     }

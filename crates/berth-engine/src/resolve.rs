@@ -19,6 +19,9 @@ pub(crate) struct Resolution {
     pub(crate) space: Space,
     /// Per demand: candidates offered before any removal, and the inventory's removals.
     pub(crate) inventory: Vec<(usize, Vec<(CandidateId, String)>)>,
+    /// Per demand whose inventory offered nothing: each requirement (by position) that drew
+    /// on no candidate at all, with why (its inventory holds none of the type asked for).
+    pub(crate) absent: Vec<Vec<(usize, String)>>,
     /// Demands whose requirement says `unique: true`.
     pub(crate) unique: Vec<usize>,
 }
@@ -283,12 +286,14 @@ pub(crate) fn resolve(
     let mut problems = Vec::new();
     let mut space = Space::default();
     let mut inventory = Vec::new();
+    let mut absents = Vec::new();
     let mut unique = Vec::new();
     for (d, demand) in template.demands.values().enumerate() {
         let mut kept: Vec<Arc<Candidate>> = Vec::new();
         let mut kept_ids: BTreeSet<CandidateId> = BTreeSet::new();
         let mut removed: Vec<(CandidateId, String)> = Vec::new();
         let mut existing = None;
+        let mut absent = Vec::new();
         for (ri, r) in demand.requirements.iter().enumerate() {
             let mut req = match requirement(&demand.name, r, provider) {
                 Ok(req) => req,
@@ -322,6 +327,18 @@ pub(crate) fn resolve(
             if existing.is_none() {
                 existing = req.existing_placement.clone();
             }
+            if req.candidates.is_empty()
+                && resolved.candidates.is_empty()
+                && resolved.removed.is_empty()
+            {
+                absent.push((
+                    ri,
+                    format!(
+                        "no candidate of inventory type `{}` under provider `{}` exists in the inventory",
+                        req.inventory_type, req.inventory_provider
+                    ),
+                ));
+            }
             for mut c in resolved.candidates {
                 if kept_ids.insert(c.candidate_id.clone()) {
                     if !r.default_attributes.is_empty() {
@@ -341,6 +358,10 @@ pub(crate) fn resolve(
             unique.push(d);
         }
         inventory.push((kept.len() + removed.len(), removed));
+        if !kept.is_empty() {
+            absent.clear();
+        }
+        absents.push(absent);
         space.demands.push(DemandSpace {
             name: demand.name.clone(),
             candidates: kept,
@@ -375,6 +396,7 @@ pub(crate) fn resolve(
     Ok(Resolution {
         space,
         inventory,
+        absent: absents,
         unique,
     })
 }

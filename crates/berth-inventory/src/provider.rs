@@ -236,10 +236,12 @@ impl InventoryProvider for StaticProvider {
         self.inventory.candidates.get(id).cloned()
     }
 
-    /// A static inventory serves a type under a name when it has a candidate of that type
-    /// served under that name.
+    /// A static inventory serves every inventory type under every name, as HAS does: a
+    /// type it holds no candidate of is an empty set (a demand without candidates, named
+    /// in the triage), not a provider missing from the configuration.
     fn serves(&self, provider: &str, ty: InventoryType) -> bool {
-        self.pool(ty, provider).next().is_some()
+        let _ = (provider, ty);
+        true
     }
 }
 

@@ -654,3 +654,43 @@ fn an_empty_capability_stack_fits_every_candidate_with_a_warning() {
         "{all}"
     );
 }
+
+/// Issue 45.5: ONAP CSIT's slicing requests on an inventory without slicing candidates end
+/// `not found` as in HAS (exit 1, not an error), the triage saying no candidate of the type
+/// exists.
+#[test]
+fn slicing_requests_without_slicing_candidates_are_not_found_with_a_triage_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let inv = dir.path().join("inv.yaml");
+    std::fs::write(
+        &inv,
+        "candidates:\n  - {candidate_id: c1, inventory_type: cloud}\n",
+    )
+    .expect("write inventory");
+    for (name, demand, ty) in [
+        ("nssi", "urllc_core", "nssi"),
+        ("nssi_unmatched", "urllc_core", "nssi"),
+        ("nst", "urllc_template", "nst"),
+    ] {
+        let o = berth(&[
+            "solve",
+            &repo(&format!("examples/slicing/{name}.yaml")),
+            "--inventory",
+            &inv.display().to_string(),
+            "--format",
+            "json",
+        ]);
+        let v = json(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {v}");
+        assert_eq!(v["status"], "not found", "{name}: {v}");
+        let line = format!(
+            "demands.{demand}[0]: no candidate of inventory type `{ty}` under provider `aai` exists in the inventory"
+        );
+        assert_eq!(
+            v["triage"][demand]["absent"][0],
+            line.as_str(),
+            "{name}: {v}"
+        );
+        assert_eq!(v["triage"][demand]["candidates"], 0, "{name}: {v}");
+    }
+}

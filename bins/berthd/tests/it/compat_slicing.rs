@@ -316,7 +316,8 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
     assert_eq!(cand["inventory_type"], "nst");
     assert_eq!(cand["model_name"], "nst_urllc_low_latency");
 
-    // A type no configured provider serves: the plan ends `error` naming the requirement.
+    // A type the inventory holds no candidate of: an empty set, so the plan ends
+    // `not found` as in HAS, its message naming the requirement and the missing type.
     let p = run_plan(
         &c,
         d,
@@ -328,11 +329,10 @@ fn compat_slicing_flows_over_http_with_basic_auth() {
             }),
         ),
     );
-    assert_eq!(p["status"], "error", "{p}");
+    assert_eq!(p["status"], "not found", "{p}");
     let msg = p["message"].as_str().unwrap_or_default();
     assert!(
-        msg.contains("demands.vnf[0].inventory_type")
-            && msg.contains("no configured inventory provider serves inventory type `cloud`"),
+        msg.contains("demands.vnf[0]: no candidate of inventory type `cloud` under provider `aai` exists in the inventory"),
         "{p}"
     );
 

@@ -224,27 +224,90 @@ fn transport_and_vfmodule_resolve_from_the_inventory() {
     }
 }
 
+fn solve_on(inventory: &str, template: &str) -> Result<PlanOutcome, EngineError> {
+    let provider = StaticProvider::parse(inventory).unwrap();
+    let t = berth_template::load(template, &Default::default()).unwrap();
+    let opts = PlanOptions {
+        clock: Some(Arc::new(FixedClock)),
+        ..PlanOptions::default()
+    };
+    plan(&t, &provider, &opts)
+}
+
+/// HAS serves every inventory type: a type the inventory holds no candidate of is an empty
+/// set, so the plan is `not found` and the triage says no candidate of that type exists.
 #[test]
-fn a_type_no_provider_serves_is_invalid_input_naming_the_requirement() {
-    let err = solve(
+fn a_type_the_inventory_holds_none_of_is_not_found_with_its_triage_line() {
+    let o = solve(
         "homing_template_version: 2020-08-13\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\n",
     )
-    .unwrap_err();
-    match err {
-        EngineError::InvalidInput { problems } => assert_eq!(
-            problems,
-            vec![
-                "demands.vG[0].inventory_type: no configured inventory provider serves inventory type `cloud` under provider `aai`; expected an inventory with candidates of that type"
-            ]
+    .unwrap();
+    assert_eq!(o.status, Status::NotFound);
+    assert_eq!(
+        o.triage["vG"].absent,
+        vec![
+            "demands.vG[0]: no candidate of inventory type `cloud` under provider `aai` exists in the inventory"
+        ]
+    );
+    assert!(
+        o.message.contains(
+            "demand `vG` has no candidates: demands.vG[0]: no candidate of inventory type `cloud`"
         ),
-        other => panic!("expected invalid input, got {other:?}"),
-    }
-    // One served requirement is enough: the unserved one just offers nothing.
+        "{}",
+        o.message
+    );
+    // One requirement with candidates is enough: the empty one just offers nothing.
     let o = solve(
         "homing_template_version: 2020-08-13\ndemands: {d: [{inventory_provider: aai, inventory_type: cloud}, {inventory_provider: aai, inventory_type: nssi}]}\n",
     )
     .unwrap();
     assert_eq!(o.status, Status::Solved);
+    assert!(o.triage["d"].absent.is_empty());
+}
+
+/// ONAP CSIT's slicing requests on an inventory without slicing candidates end `not found`
+/// as in HAS, each naming the missing type; removed candidates are not called absent.
+#[test]
+fn csit_slicing_requests_without_slicing_candidates_are_not_found() {
+    let cloud_only = "candidates:\n  - {candidate_id: c1, inventory_type: cloud}\n";
+    for (file, text, demand, ty) in [
+        (
+            "nssi",
+            include_str!("../../../../examples/slicing/nssi.yaml"),
+            "urllc_core",
+            "nssi",
+        ),
+        (
+            "nssi_unmatched",
+            include_str!("../../../../examples/slicing/nssi_unmatched.yaml"),
+            "urllc_core",
+            "nssi",
+        ),
+        (
+            "nst",
+            include_str!("../../../../examples/slicing/nst.yaml"),
+            "urllc_template",
+            "nst",
+        ),
+    ] {
+        let o = solve_on(cloud_only, text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(o.status, Status::NotFound, "{file}");
+        assert_eq!(
+            o.triage[demand].absent,
+            vec![format!(
+                "demands.{demand}[0]: no candidate of inventory type `{ty}` under provider `aai` exists in the inventory"
+            )],
+            "{file}"
+        );
+    }
+    let o = solve_on(
+        "candidates:\n  - {candidate_id: n1, inventory_type: nssi, attributes: {model-invariant-id: x}}\n",
+        include_str!("../../../../examples/slicing/nssi.yaml"),
+    )
+    .unwrap();
+    assert_eq!(o.status, Status::NotFound);
+    assert!(o.triage["urllc_core"].absent.is_empty());
+    assert_eq!(o.triage["urllc_core"].removed["n1"], "inventory:attributes");
 }
 
 /// Two demands, a weighted sum of their latencies; `unique` (written as HAS does, a string)

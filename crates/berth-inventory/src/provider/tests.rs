@@ -212,16 +212,31 @@ fn indexed_resolution_judges_each_distinct_value_on_its_own() {
 }
 
 #[test]
-fn serves_names_the_types_each_provider_name_has_candidates_of() {
+fn every_type_is_served_and_a_type_without_candidates_resolves_empty() {
     let p = StaticProvider::parse(
         "candidates:\n  - {candidate_id: n1, inventory_type: nsi, inventory_provider: aai, attributes: {instance_name: a}}\n  - {candidate_id: t1, inventory_type: nst}\n",
     )
     .expect("valid");
-    assert!(p.serves("aai", InventoryType::Nsi));
-    assert!(!p.serves("sdc", InventoryType::Nsi));
+    // Every HAS inventory type is served under every name: a type without candidates is an
+    // empty set, not an unconfigured provider.
+    for ty in InventoryType::ALL {
+        assert!(p.serves("aai", ty) && p.serves("sdc", ty), "{ty}");
+    }
+    let resolve = |provider: &str, ty| {
+        let r = p
+            .resolve_demand(&DemandRequirement::new("slice", provider, ty))
+            .expect("resolves");
+        assert!(r.removed.is_empty());
+        ids(&r)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<String>>()
+    };
+    assert!(resolve("sdc", InventoryType::Nsi).is_empty());
+    assert!(resolve("aai", InventoryType::Cloud).is_empty());
+    assert!(resolve("aai", InventoryType::Nssi).is_empty());
     // A candidate naming no provider is served under every name.
-    assert!(p.serves("sdc", InventoryType::Nst));
-    assert!(!p.serves("aai", InventoryType::Cloud));
+    assert_eq!(resolve("sdc", InventoryType::Nst), vec!["t1"]);
     let req = DemandRequirement::new("slice", "aai", InventoryType::Nsi);
     let r = p.resolve_demand(&req).expect("resolves");
     assert_eq!(ids(&r), vec!["n1"]);
