@@ -1,5 +1,5 @@
-//! A spinner on stderr for long solves and placements: elapsed time, the best objective and
-//! the bound as the search improves. Drawn only when stderr is a terminal and not `--quiet`.
+//! A spinner on stderr for long solves and placements: elapsed time, the best objective,
+//! the proven bound and the gap as the search improves them. Drawn only when stderr is a terminal and not `--quiet`.
 
 use std::io::IsTerminal as _;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -16,6 +16,8 @@ const SHOW_AFTER: Duration = Duration::from_millis(400);
 pub struct Live {
     bar: ProgressBar,
     what: &'static str,
+    /// The best plan's score and the proven bound, as last heard.
+    known: Mutex<(Option<f64>, Option<f64>)>,
     /// Stops the thread that shows the bar after [`SHOW_AFTER`].
     shower: Mutex<Option<(Sender<()>, JoinHandle<()>)>>,
 }
@@ -43,6 +45,7 @@ impl Live {
         Arc::new(Live {
             bar,
             what,
+            known: Mutex::new((None, None)),
             shower: Mutex::new(shower),
         })
     }
@@ -69,13 +72,32 @@ impl Drop for Live {
     }
 }
 
-impl berth_engine::Progress for Live {
-    fn improved(&self, best: f64, bound: Option<f64>) {
-        self.bar.set_message(message(self.what, best, bound));
+impl Live {
+    /// Updates what is known and redraws the message.
+    fn hear(&self, best: Option<f64>, bound: Option<f64>) {
+        let Ok(mut known) = self.known.lock() else {
+            return;
+        };
+        known.0 = best.or(known.0);
+        known.1 = bound.or(known.1);
+        if let Some(b) = known.0 {
+            self.bar.set_message(message(self.what, b, known.1));
+        }
     }
 }
 
-/// `solving: best 12.5, bound 10 (gap 20.0%)`.
+impl berth_engine::Progress for Live {
+    fn improved(&self, best: f64, bound: Option<f64>) {
+        self.hear(Some(best), bound);
+    }
+
+    fn bound_raised(&self, bound: f64) {
+        self.hear(None, Some(bound));
+    }
+}
+
+/// `solving: best 12.5, bound 10 (gap 20%)`: the gap as `berth solve` reports it
+/// ([`berth_engine::relative_gap`]).
 pub fn message(what: &str, best: f64, bound: Option<f64>) -> String {
     let num = |x: f64| {
         let s = format!("{x:.4}");
@@ -88,15 +110,12 @@ pub fn message(what: &str, best: f64, bound: Option<f64>) -> String {
     };
     match bound {
         None => format!("{what}: best {}", num(best)),
-        Some(b) => {
-            let gap = (best - b).abs() / best.abs().max(1e-9);
-            format!(
-                "{what}: best {}, bound {} (gap {:.1}%)",
-                num(best),
-                num(b),
-                100.0 * gap.min(1e9)
-            )
-        }
+        Some(b) => format!(
+            "{what}: best {}, bound {} (gap {})",
+            num(best),
+            num(b),
+            berth_engine::fmt_gap(berth_engine::relative_gap(best, b))
+        ),
     }
 }
 
@@ -109,11 +128,15 @@ mod tests {
         assert_eq!(message("solving", 12.5, None), "solving: best 12.5");
         assert_eq!(
             message("solving", 12.5, Some(10.0)),
-            "solving: best 12.5, bound 10 (gap 20.0%)"
+            "solving: best 12.5, bound 10 (gap 20%)"
+        );
+        assert_eq!(
+            message("solving", 1000.0, Some(999.9)),
+            "solving: best 1000, bound 999.9 (gap 0.01%)"
         );
         assert_eq!(
             message("placing", 3.0, Some(3.0)),
-            "placing: best 3, bound 3 (gap 0.0%)"
+            "placing: best 3, bound 3 (gap 0%)"
         );
         assert_eq!(message("x", -0.00001, None), "x: best 0");
     }
@@ -123,6 +146,17 @@ mod tests {
         let live = Live::start("solving", true);
         assert!(live.bar.is_hidden());
         berth_engine::Progress::improved(&*live, 1.0, Some(0.5));
-        assert_eq!(live.bar.message(), "solving: best 1, bound 0.5 (gap 50.0%)");
+        assert_eq!(live.bar.message(), "solving: best 1, bound 0.5 (gap 50%)");
+    }
+
+    #[test]
+    fn a_raised_bound_is_shown_with_the_best_plan() {
+        let live = Live::start("solving", true);
+        // Before any plan there is nothing to compare the bound with.
+        berth_engine::Progress::bound_raised(&*live, 2.0);
+        assert_eq!(live.bar.message(), "solving");
+        berth_engine::Progress::improved(&*live, 10.0, Some(2.0));
+        berth_engine::Progress::bound_raised(&*live, 8.0);
+        assert_eq!(live.bar.message(), "solving: best 10, bound 8 (gap 20%)");
     }
 }

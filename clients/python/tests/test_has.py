@@ -48,6 +48,7 @@ def test_create_wait_recommendation_matches_the_cli(client: Client) -> None:
         assert got.vim_id == f"{p['cloud_owner']}_{p['location_id']}"
         assert rec[demand].attributes["physical-location-id"] == p["physical_location_id"]
     assert plan.objectives == [want["objective"]]
+    assert (plan.bound, plan.gap) == (want["objective"], 0.0)
     assert created.id in [p.id for p in client.list_plans()]
     assert client.triage(created.id)["plan_id"] == created.id
     client.delete_plan(created.id)

@@ -328,6 +328,11 @@ fn plan_json(p: &Plan, base: &str) -> Value {
             .unwrap_or_default();
         v["objectives"] = json!(objectives);
         v["optimal"] = o.get("optimal").cloned().unwrap_or(Value::Bool(false));
+        // Beside HAS's fields (OSDF reads `status` and `recommendations`): the objective
+        // the search proved no plan beats and the best plan's relative gap to it.
+        for k in ["bound", "gap"] {
+            v[k] = o.get(k).cloned().unwrap_or(Value::Null);
+        }
     }
     if !p.reservations.is_empty() {
         v["reservations"] = json!(p.reservations);

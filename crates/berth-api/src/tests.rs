@@ -521,6 +521,10 @@ async fn has_plan_routes() {
     assert_eq!(rec["inventory_provider"], "aai");
     assert_eq!(plan["recommendations"].as_array().map(Vec::len), Some(2));
     assert_eq!(plan["optimal"], true);
+    // Proven: the bound is the best objective, the gap 0.
+    assert_eq!(plan["bound"], plan["objectives"][0], "{plan}");
+    assert!(plan["bound"].is_number(), "{plan}");
+    assert_eq!(plan["gap"], 0.0);
     let (s, v, _) = call(&app, Method::GET, &format!("/v1/triage_tool/{id}"), None).await;
     assert_eq!((s, v["plan_id"].as_str()), (200, Some(id.as_str())));
     let (_, v, _) = call(&app, Method::GET, "/v1/plans", None).await;

@@ -392,14 +392,16 @@ function planCard(p) {
   const sols = Array.isArray(o.solutions) ? o.solutions : [];
   if (sols.length) {
     const best = sols[0];
-    let proof = o.optimal ? "proven optimal" : "best found, not proven optimal";
-    if (typeof o.bound === "number" && typeof best.objective === "number") {
-      const gap = Math.abs(best.objective - o.bound) / Math.max(1e-9, Math.abs(best.objective));
-      proof += ` · bound ${o.bound} · gap ${(gap * 100).toFixed(2)}%`;
-    } else if (typeof o.gap === "number") {
-      proof += ` · gap ${(o.gap * 100).toFixed(2)}%`;
+    const proof = o.optimal ? "proven optimal" : "best found, not proven optimal";
+    const line = el("p", {}, el("strong", { text: "objective " }), el("span", { "data-objective": "", text: fmtNum(best.objective) }), el("span", { class: "meta", text: " · " + proof }));
+    // The bound the search proved and the best plan's gap to it, as `berth solve` reports them.
+    if (typeof o.bound === "number") {
+      line.append(el("span", { class: "meta", text: " · bound " }), el("span", { "data-bound": "", text: fmtNum(o.bound) }));
     }
-    card.append(el("p", {}, el("strong", { text: "objective " }), el("span", { "data-objective": "", text: fmtNum(best.objective) }), el("span", { class: "meta", text: " · " + proof })));
+    if (typeof o.gap === "number") {
+      line.append(el("span", { class: "meta", text: " · gap " }), el("span", { "data-gap": "", text: fmtGap(o.gap) }));
+    }
+    card.append(line);
     const table = el("table", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "demand" }),
       el("th", { text: "recommended candidate" }), el("th", { text: "location" }), el("th", { text: "objective" })));
     sols.forEach((s, i) => {
@@ -433,6 +435,14 @@ function planCard(p) {
 
 function fmtNum(v) {
   return typeof v === "number" ? (Math.round(v * 1000) / 1000).toString() : String(v ?? "");
+}
+
+// A relative gap as a percentage, small ones with their digits (berth_engine::fmt_gap).
+function fmtGap(g) {
+  if (g === 0) return "0%";
+  const pct = g * 100;
+  const s = pct >= 10 ? pct.toFixed(1) : pct >= 0.01 ? pct.toFixed(3) : pct.toExponential(2);
+  return (s.includes("e") ? s : s.replace(/\.?0+$/, "")) + "%";
 }
 
 // ---- racks -------------------------------------------------------------------------------

@@ -29,8 +29,10 @@
 //!   `host_name`, an unknown license), found by `plan`'s own steps, for
 //!   `berth validate --inventory`.
 //! - [`PlanOutcome`]: serializes to exactly the `berth solve` JSON contract
-//!   `{status, optimal, message, solutions[{objective, placements}], triage, stats}`; status is
-//!   `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]).
+//!   `{status, optimal, bound, gap, message, solutions[{objective, placements}], triage, stats}`;
+//!   status is `"solved"`, `"not found"` or `"error"` ([`PlanOutcome::from_error`]); `bound`
+//!   is the objective the search proved no plan beats and `gap` the best plan's
+//!   [`relative_gap`] to it (0 when optimal; both `null` without a plan).
 //! - [`EngineError`] with a neutral [`ErrorCode`] (invalid input, not found, infeasible,
 //!   unavailable, internal).
 //!
@@ -85,6 +87,8 @@ pub use check::{
 pub use cloud::{CloudPolicyInput, rejection_name};
 pub use error::{EngineError, ErrorCode};
 pub use options::{Clock, FixedClock, PlanOptions, SystemClock};
-pub use outcome::{DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status};
+pub use outcome::{
+    DemandTriage, PlanOutcome, PlanSolution, PlanStats, Status, fmt_gap, relative_gap,
+};
 pub use plan::{candidate_json, plan};
 pub use resolve::{Unserved, removal_name, unserved};

@@ -64,13 +64,19 @@ pub struct PlanStats {
 }
 
 /// The answer of [`crate::plan`]; serializes to exactly
-/// `{status, optimal, message, solutions[{objective, placements}], triage{candidates, removed}, stats{nodes, elapsed_ms}}`.
+/// `{status, optimal, bound, gap, message, solutions[{objective, placements}], triage{candidates, removed}, stats{nodes, elapsed_ms}}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanOutcome {
     /// Solved, not found, or error.
     pub status: Status,
     /// The plans are proven best (the search completed).
     pub optimal: bool,
+    /// An objective no plan beats, proven by the search (a lower bound when the template
+    /// minimizes, an upper bound when it maximizes): the best plan's objective when
+    /// `optimal`. `None` without a plan.
+    pub bound: Option<f64>,
+    /// The best plan's relative distance to `bound` ([`relative_gap`]): 0 when optimal.
+    pub gap: Option<f64>,
     /// One sentence: what was found, or which constraints leave no plan.
     pub message: String,
     /// Best first.
@@ -87,6 +93,8 @@ impl PlanOutcome {
         PlanOutcome {
             status: Status::Error,
             optimal: false,
+            bound: None,
+            gap: None,
             message: e.to_string(),
             solutions: Vec::new(),
             triage: IndexMap::new(),
@@ -122,6 +130,9 @@ impl PlanOutcome {
         };
         let _ = writeln!(out, "status: {}{optimal}", self.status.as_str());
         let _ = writeln!(out, "{}", self.message);
+        if let (Some(b), Some(g)) = (self.bound, self.gap) {
+            let _ = writeln!(out, "bound {} (gap {})", fmt_num(b), fmt_gap(g));
+        }
         for (i, s) in self.solutions.iter().enumerate() {
             let _ = writeln!(out, "\nplan {}: objective {}", i + 1, fmt_num(s.objective));
             let rows: Vec<[String; 4]> = s
@@ -171,6 +182,35 @@ impl PlanOutcome {
         );
         out
     }
+}
+
+/// How far `objective` is from `bound`, relative to the objective: `|objective - bound| /
+/// max(1, |objective|)` (as CP-SAT measures it: relative, and absolute near 0, so an
+/// objective of 0 has a finite gap). 0 when the plan meets its bound.
+pub fn relative_gap(objective: f64, bound: f64) -> f64 {
+    let g = (objective - bound).abs() / objective.abs().max(1.0);
+    if g.is_finite() { g } else { f64::MAX }
+}
+
+/// A gap as a percentage with enough digits to see a small one (`0.012%`), `0%` for none.
+pub fn fmt_gap(gap: f64) -> String {
+    if gap == 0.0 {
+        return "0%".to_owned();
+    }
+    let pct = 100.0 * gap;
+    let s = if pct >= 10.0 {
+        format!("{pct:.1}")
+    } else if pct >= 0.01 {
+        format!("{pct:.3}")
+    } else {
+        format!("{pct:.2e}")
+    };
+    let s = if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    };
+    format!("{s}%")
 }
 
 fn text(v: &serde_json::Value) -> String {

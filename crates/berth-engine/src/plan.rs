@@ -194,6 +194,7 @@ fn report(
             optimal,
             triage,
             stats,
+            ..
         } => {
             let n = solutions.len();
             let plans = if n == 1 {
@@ -284,9 +285,17 @@ fn report(
                 .collect(),
         })
         .collect();
+    // The bound is the solver's on the score, which is the objective: the lowered problem
+    // has no soft constraint.
+    let bound = outcome.bound();
+    let gap = bound
+        .zip(outcome.solutions().first())
+        .map(|(b, s)| crate::outcome::relative_gap(s.score, b));
     PlanOutcome {
         status,
         optimal,
+        bound,
+        gap,
         message,
         solutions,
         triage: triage_map(res, p, triage),

@@ -44,6 +44,12 @@ pub trait Progress: Send + Sync {
     /// `best`: the new best plan's score; `bound`: a score no plan beats (a lower bound when
     /// minimizing, an upper bound when maximizing), when one is known.
     fn improved(&self, best: f64, bound: Option<f64>);
+
+    /// The proven bound moved closer to the optimum (a pass of the search below a target
+    /// completed) without a better plan.
+    fn bound_raised(&self, bound: f64) {
+        let _ = bound;
+    }
 }
 
 /// Why a search stopped before completing.
@@ -387,8 +393,11 @@ pub(crate) struct Engine<'p> {
     /// The main search unwinds to the root once the incumbent costs less (see
     /// [`Engine::search`]).
     restart_below: f64,
-    /// Told of each new best plan, with the root bound (minimized cost).
-    progress: Option<(&'p dyn Progress, f64)>,
+    /// Told of each new best plan, with [`Engine::proven`].
+    progress: Option<&'p dyn Progress>,
+    /// A proven lower bound of the minimized cost (the root's, raised by [`Engine::deepen`]);
+    /// set by [`Engine::watch`].
+    pub(crate) proven: f64,
     /// The threshold while fewer than `k` plans are known (a neighbourhood round's
     /// incumbent, the canonical pass's optimum).
     cap: f64,
@@ -756,6 +765,7 @@ impl<'p> Engine<'p> {
             node_duals: Vec::new(),
             restart_below: f64::NEG_INFINITY,
             progress: None,
+            proven: f64::NEG_INFINITY,
             cap: f64::INFINITY,
             target: f64::INFINITY,
             cfg: *cfg,
@@ -1651,8 +1661,9 @@ impl<'p> Engine<'p> {
                 return true;
             }
             floor = target;
-            if let Some((_, lb)) = &mut self.progress {
-                *lb = floor;
+            self.proven = self.proven.max(floor);
+            if let (Some(p), Some(b)) = (self.progress, self.score_bound(self.proven)) {
+                p.bound_raised(b);
             }
             step *= 2.0;
         }
@@ -2296,18 +2307,20 @@ impl<'p> Engine<'p> {
         Some((key, memo.decided(self.obj, &self.st)))
     }
 
-    /// From now on, tells `progress` of each new best plan (and now of the current one), with
-    /// the bound at this node.
+    /// Takes the bound at this node (the search's root, relaxed) as [`Engine::proven`], and
+    /// from now on tells `progress` of each new best plan (and now of the current one).
     pub(crate) fn watch(&mut self, progress: Option<&'p dyn Progress>) {
+        self.proven = self.lower_bound();
         let Some(p) = progress else { return };
-        let lb = self.lower_bound();
-        self.progress = Some((p, lb));
+        self.progress = Some(p);
         if let Some(f) = self.found.first() {
-            p.improved(f.solution.score, self.score_bound(lb));
+            p.improved(f.solution.score, self.score_bound(self.proven));
         }
     }
 
-    fn score_bound(&self, lb: f64) -> Option<f64> {
+    /// A minimized-cost bound as a score bound (lower when minimizing, upper when
+    /// maximizing).
+    pub(crate) fn score_bound(&self, lb: f64) -> Option<f64> {
         lb.is_finite().then_some(self.sign * lb)
     }
 
@@ -2405,8 +2418,8 @@ impl<'p> Engine<'p> {
             if let (0, Some(sh)) = (at, self.shared) {
                 sh.offer(self.found[0].cost, &self.found[0].solution.values);
             }
-            if let (0, Some((p, lb))) = (at, self.progress) {
-                p.improved(self.found[0].solution.score, self.score_bound(lb));
+            if let (0, Some(p)) = (at, self.progress) {
+                p.improved(self.found[0].solution.score, self.score_bound(self.proven));
             }
         }
     }

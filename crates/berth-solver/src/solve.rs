@@ -19,6 +19,11 @@ pub enum Outcome {
         solutions: Vec<Solution>,
         /// The search completed.
         optimal: bool,
+        /// A score no plan beats (a lower bound when minimizing, an upper bound when
+        /// maximizing), proven by the search: the best score when `optimal`, otherwise the
+        /// relaxed root's bound as the search raised it. `None` when no finite bound is
+        /// known.
+        bound: Option<f64>,
         /// Root-level removals.
         triage: Triage,
         /// Counters.
@@ -46,6 +51,14 @@ impl Outcome {
         match self {
             Outcome::Solved { solutions, .. } => solutions,
             _ => &[],
+        }
+    }
+
+    /// The proven bound of a solved outcome (see [`Outcome::Solved`]).
+    pub fn bound(&self) -> Option<f64> {
+        match self {
+            Outcome::Solved { bound, .. } => *bound,
+            _ => None,
         }
     }
 
@@ -90,6 +103,8 @@ impl Problem {
         let mut solutions: Vec<Solution> = Vec::new();
         let mut stats = Stats::default();
         let mut triage = Triage::default();
+        // The first round's proven bound (minimized cost): the best plan's.
+        let mut bound = None;
         for round in 0..rounds {
             let mut comps = if opts.stop_at_first {
                 None
@@ -221,6 +236,17 @@ impl Problem {
                 e.canonical(mark);
             }
             e.cut_at_first();
+            if round == 0
+                && let Some(best) = e.found.first()
+            {
+                let lb = if e.stats.stopped.is_none() {
+                    best.cost
+                } else {
+                    // Rounding may put a bound a hair above the plan that meets it.
+                    e.proven.min(best.cost)
+                };
+                bound = e.score_bound(lb);
+            }
             stats.add(&e.stats);
             let found = std::mem::take(&mut e.found);
             if found.is_empty() {
@@ -247,6 +273,7 @@ impl Problem {
         }
         Ok(Outcome::Solved {
             optimal: stats.stopped.is_none(),
+            bound,
             solutions,
             triage,
             stats,

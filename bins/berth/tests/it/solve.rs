@@ -58,6 +58,9 @@ fn has_counterexample_finds_222_km() {
     assert_eq!(v["optimal"], true);
     let objective = v["solutions"][0]["objective"].as_f64().expect("objective");
     assert!((objective - 222.0).abs() < 1e-6, "{objective}");
+    // Proven: the bound is the objective, the gap 0.
+    assert_eq!(v["bound"].as_f64(), Some(objective));
+    assert_eq!(v["gap"].as_f64(), Some(0.0));
     assert_eq!(
         v["solutions"][0]["placements"]["vGMuxInfra"]["candidate_id"],
         "mux-y"
@@ -92,6 +95,8 @@ fn json_shape_is_the_contract() {
         [
             "status",
             "optimal",
+            "bound",
+            "gap",
             "message",
             "solutions",
             "triage",
@@ -163,6 +168,8 @@ fn invalid_template_exits_1_with_diagnostics() {
         [
             "status",
             "optimal",
+            "bound",
+            "gap",
             "message",
             "solutions",
             "triage",
@@ -227,6 +234,7 @@ fn table_output_and_limits() {
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.starts_with("status: solved (optimal)\n"), "{out}");
+    assert!(out.contains("\nbound 222 (gap 0%)\n"), "{out}");
     assert!(out.contains("vGMuxInfra  mux-y"), "{out}");
     // Not a terminal: no spinner on stderr.
     assert!(
@@ -240,12 +248,24 @@ fn table_output_and_limits() {
         &flag,
         &inv,
         "--node-limit",
-        "1",
+        "2",
         "--format",
         "json",
     ]);
     let v = json(&o);
-    assert_eq!(v["optimal"], false);
+    assert_eq!(
+        (&v["status"], &v["optimal"]),
+        (&serde_json::json!("solved"), &serde_json::json!(false))
+    );
+    // Stopped: the bound is proven all the same, at or below the plan, with its gap.
+    let objective = v["solutions"][0]["objective"].as_f64().expect("objective");
+    let bound = v["bound"].as_f64().expect("a bound");
+    let gap = v["gap"].as_f64().expect("a gap");
+    assert!(bound <= objective && bound <= 222.0, "{bound} {objective}");
+    assert_eq!(gap, (objective - bound) / objective.abs().max(1.0));
+    let o = berth(&["solve", &t, &flag, &inv, "--node-limit", "2", "-o", "yaml"]);
+    let y: serde_json::Value = serde_yaml::from_slice(&o.stdout).expect("yaml output");
+    assert_eq!((&y["bound"], &y["gap"]), (&v["bound"], &v["gap"]));
 }
 
 fn cloud_args(policy: &str) -> Vec<String> {

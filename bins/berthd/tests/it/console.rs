@@ -507,6 +507,12 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         )),
         json!(true)
     );
+    // A proven plan shows its bound (the objective) and a gap of 0.
+    let shown = s.js(&format!(
+        "const p = document.querySelector('[data-plan-id=\"{pid}\"]'); return [p.querySelector('[data-objective]').textContent, p.querySelector('[data-bound]').textContent, p.querySelector('[data-gap]').textContent]"
+    ));
+    assert_eq!(shown[0], shown[1], "{shown}");
+    assert_eq!(shown[2], json!("0%"), "{shown}");
     s.js("document.querySelectorAll('[data-triage]').forEach(d => d.open = true); return true");
     assert_eq!(
         s.js(&format!(

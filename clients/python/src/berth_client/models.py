@@ -19,6 +19,10 @@ def _str(v: Any) -> Optional[str]:
     return v if isinstance(v, str) else None
 
 
+def _num(v: Any) -> Optional[float]:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def _int(v: Any) -> int:
     """A Promise quantity: a number or a numeric string."""
     if isinstance(v, bool):
@@ -97,6 +101,10 @@ class Plan:
     recommendations: list[dict[str, Placement]]
     objectives: list[Any]
     optimal: bool
+    # The objective the search proved no plan beats, and the best plan's relative gap to it
+    # (0 when optimal); None without a plan.
+    bound: Optional[float]
+    gap: Optional[float]
     link: Optional[str]
     raw: JSON
 
@@ -119,6 +127,8 @@ class Plan:
             ],
             objectives=list(d.get("objectives") or []),
             optimal=d.get("optimal") is True,
+            bound=_num(d.get("bound")),
+            gap=_num(d.get("gap")),
             link=_self_link(d.get("links")),
             raw=d,
         )

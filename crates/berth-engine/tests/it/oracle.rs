@@ -409,6 +409,9 @@ proptest! {
         }
         prop_assert_eq!(out.status, Status::Solved);
         prop_assert!(out.optimal);
+        // A proven optimum is its own bound.
+        prop_assert!(out.bound.is_some_and(|b| close(b, all[0])), "bound {:?}, optimum {}", out.bound, all[0]);
+        prop_assert_eq!(out.gap, Some(0.0));
         prop_assert_eq!(out.solutions.len(), case.k.min(all.len()));
         for (i, s) in out.solutions.iter().enumerate() {
             let x = assignment(&case, &out, i);
@@ -419,6 +422,29 @@ proptest! {
         // Deterministic: the same question, the same answer.
         let again = run(&template(&case), &inventory(&case), &o).unwrap();
         prop_assert_eq!(&out, &again);
+    }
+
+    /// Cut by a node limit, the bound is still one: brute force's optimum is not below it,
+    /// nor is the plan returned, and the gap is the plan's distance to it.
+    #[test]
+    fn a_stopped_plan_has_a_sound_bound(case in case(), limit in 1u64..12) {
+        let o = PlanOptions { node_limit: Some(limit), ..opts() };
+        let out = run(&template(&case), &inventory(&case), &o).unwrap();
+        let Some(best) = out.solutions.first() else {
+            prop_assert_eq!((out.bound, out.gap), (None, None));
+            return Ok(());
+        };
+        let all = brute_force(&case);
+        let b = out.bound.unwrap_or(f64::NEG_INFINITY);
+        prop_assert!(b <= all[0] + 1e-6, "bound {} above the optimum {}", b, all[0]);
+        prop_assert!(b <= best.objective + 1e-6, "bound {} above the plan {}", b, best.objective);
+        if let Some(b) = out.bound {
+            let g = berth_engine::relative_gap(best.objective, b);
+            prop_assert_eq!(out.gap, Some(g));
+        }
+        if out.optimal {
+            prop_assert_eq!(out.gap, Some(0.0));
+        }
     }
 }
 

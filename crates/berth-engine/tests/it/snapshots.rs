@@ -68,6 +68,8 @@ fn solved_plan_json() {
         {
           "status": "solved",
           "optimal": true,
+          "bound": 21.741485448776558,
+          "gap": 0.0,
           "message": "1 plan found, proven optimal",
           "solutions": [
             {
@@ -130,4 +132,49 @@ fn solved_plan_json() {
           }
         }"#]]
     .assert_eq(&json);
+}
+
+#[test]
+fn solved_plan_text_shows_bound_and_gap() {
+    let t = INFEASIBLE.replace(
+        "excluded_candidates: [{candidate_id: dfw}]",
+        "excluded_candidates: [{candidate_id: nyc}]",
+    );
+    let out = run(&t, INVENTORY, &opts()).unwrap();
+    expect![[r#"
+        status: solved (optimal)
+        1 plan found, proven optimal
+        bound 21.741 (gap 0%)
+
+        plan 1: objective 21.741
+          DEMAND  CANDIDATE  LOCATION  COST
+          vG      dfw        -         10
+          vGMux   hou        -         12
+
+        triage:
+          vG: 2 of 3 candidates removed
+            nyc by inventory:excluded_candidates
+            hou by sriov_only
+          vGMux: 2 of 3 candidates removed
+            dfw by diverse
+            nyc by near_customer
+
+        2 nodes, 0 ms
+    "#]]
+    .assert_eq(&out.render_text());
+}
+
+#[test]
+fn gaps_are_relative_and_absolute_near_zero() {
+    use berth_engine::{fmt_gap, relative_gap};
+    assert_eq!(relative_gap(200.0, 150.0), 0.25);
+    assert_eq!(relative_gap(-200.0, -150.0), 0.25);
+    // Near 0 the gap is absolute: finite where a plan costs nothing.
+    assert_eq!(relative_gap(0.0, -0.5), 0.5);
+    assert_eq!(relative_gap(7.0, 7.0), 0.0);
+    assert_eq!(fmt_gap(0.0), "0%");
+    assert_eq!(fmt_gap(0.25), "25%");
+    assert_eq!(fmt_gap(0.012_34), "1.234%");
+    assert_eq!(fmt_gap(0.000_4), "0.04%");
+    assert_eq!(fmt_gap(0.000_001_234), "1.23e-4%");
 }

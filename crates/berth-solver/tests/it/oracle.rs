@@ -866,9 +866,18 @@ fn check_k_best(
 ) -> Result<(), TestCaseError> {
     match out {
         Outcome::Solved {
-            solutions, optimal, ..
+            solutions,
+            optimal,
+            bound,
+            ..
         } => {
             prop_assert!(*optimal);
+            // A proven optimum is its own bound.
+            prop_assert!(
+                bound.is_some_and(|b| close(b, all[0].0)),
+                "bound {bound:?}, optimum {}",
+                all[0].0
+            );
             prop_assert_eq!(solutions.len(), all.len().min(k));
             for (s, b) in solutions.iter().zip(all) {
                 prop_assert!(close(s.score, b.0), "solver {} brute {}", s.score, b.0);
@@ -1071,20 +1080,41 @@ proptest! {
         check_solutions(&spec, &p, sols)?;
     }
 
-    /// Under a node limit: anytime answers are still valid, and `optimal` is never claimed
-    /// unless the search completed.
+    /// Under a node limit: anytime answers are still valid, `optimal` is never claimed
+    /// unless the search completed, and the bound is one: no plan beats it (brute force's
+    /// optimum is on its side), the plan returned is on the other side, and a proven
+    /// optimum is its own bound. With the LP the bound is its root's, raised by the passes
+    /// below a target.
     #[test]
-    fn node_limit_is_anytime(seed in any::<u64>(), limit in 1u64..30) {
-        let spec = gen_spec(seed, 6, 8);
+    fn node_limit_is_anytime(seed in any::<u64>(), limit in 1u64..30, lp in any::<bool>(), shape in 0u8..3) {
+        let spec = match shape {
+            0 => gen_spec(seed, 6, 8),
+            1 => gen_grouped(seed),
+            _ => gen_contended(seed),
+        };
         let p = build(&spec);
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
-        let opts = SolveOptions { node_limit: Some(limit), explain_node_limit: 50, ..SolveOptions::default() };
+        let opts = SolveOptions {
+            node_limit: Some(limit),
+            explain_node_limit: 50,
+            lp_min_values: if lp { Some(0) } else { SolveOptions::default().lp_min_values },
+            ..SolveOptions::default()
+        };
         match p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))? {
-            Outcome::Solved { solutions, optimal, stats, .. } => {
+            Outcome::Solved { solutions, optimal, bound, stats, .. } => {
                 check_solutions(&spec, &p, &solutions)?;
                 prop_assert_eq!(optimal, stats.stopped.is_none());
+                let (best, opt) = (solutions[0].score, all[0].0);
                 if optimal {
-                    prop_assert!(close(solutions[0].score, all[0].0));
+                    prop_assert!(close(best, opt));
+                    prop_assert!(bound.is_some_and(|b| close(b, opt)), "bound {bound:?}, optimum {opt}");
+                }
+                if let Some(b) = bound {
+                    let tol = 1e-6 * opt.abs().max(1.0);
+                    let (below, above) = if spec.maximize { (best, b) } else { (b, best) };
+                    prop_assert!(below <= above + tol, "bound {b}, plan {best}");
+                    let (below, above) = if spec.maximize { (opt, b) } else { (b, opt) };
+                    prop_assert!(below <= above + tol, "bound {b}, optimum {opt}");
                 }
             }
             Outcome::Stopped { stats, .. } => prop_assert!(stats.stopped.is_some()),
