@@ -16,7 +16,7 @@ use crate::policy::{
 };
 use crate::types::{RESOURCE_TYPES, is_provider_template};
 
-const TOP_KEYS: &[&str] = &[
+pub(crate) const TOP_KEYS: &[&str] = &[
     "heat_template_version",
     "description",
     "parameter_groups",
@@ -26,7 +26,7 @@ const TOP_KEYS: &[&str] = &[
     "conditions",
     "groups",
 ];
-const RESOURCE_KEYS: &[&str] = &[
+pub(crate) const RESOURCE_KEYS: &[&str] = &[
     "type",
     "properties",
     "metadata",
@@ -40,8 +40,8 @@ const RESOURCE_KEYS: &[&str] = &[
 ];
 /// The types Berth places, for messages.
 const PLACED: &str = "OS::Nova::Server, AWS::EC2::Instance, OS::Cinder::Volume, AWS::EC2::Volume";
-const GROUP_KEYS: &[&str] = &["id", "members", "metadata", "policies", "relationships"];
-const POLICY_KEYS: &[&str] = &["type", "properties", "metadata"];
+pub(crate) const GROUP_KEYS: &[&str] = &["id", "members", "metadata", "policies", "relationships"];
+pub(crate) const POLICY_KEYS: &[&str] = &["type", "properties", "metadata"];
 const RELATIONSHIP_KEYS: &[&str] = &["related", "policies"];
 
 /// Server resource types (placed by flavor) and the property naming the flavor.
@@ -154,15 +154,15 @@ struct Loader {
 fn expected_keys(map: &Map, allowed: &[&str], path: &Path, diags: &mut Diagnostics) {
     for (k, _) in map.iter() {
         if !allowed.contains(&k.name.as_str()) {
-            diags.error(
-                &path.key(k.name.clone()),
-                k.pos,
-                format!(
+            let msg = match berth_doc::closest(&k.name, allowed.iter().copied()) {
+                Some(near) => format!("unknown key `{}`; did you mean `{near}`?", k.name),
+                None => format!(
                     "unknown key `{}`; expected one of {}",
                     k.name,
                     allowed.join(", ")
                 ),
-            );
+            };
+            diags.error(&path.key(k.name.clone()), k.pos, msg);
         }
     }
 }

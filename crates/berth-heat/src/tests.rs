@@ -403,3 +403,76 @@ groups:
     "#]]
     .assert_eq(&rendered(text));
 }
+
+/// `s` with one edit: a character removed, inserted, replaced, or two swapped.
+fn edited(s: &str, kind: u8, at: usize, c: char) -> String {
+    let mut v: Vec<char> = s.chars().collect();
+    let i = at % v.len();
+    match kind % 4 {
+        0 if v.len() > 2 => {
+            v.remove(i);
+        }
+        0 | 1 => v.insert(i, c),
+        2 => v[i] = c,
+        _ => {
+            let j = if i + 1 < v.len() { i + 1 } else { i - 1 };
+            v.swap(i, j);
+        }
+    }
+    v.into_iter().collect()
+}
+
+const KEYED: &str = "heat_template_version: 2013-05-23
+resources:
+  a:
+    type: OS::Nova::Server
+    properties: {flavor: m1.small}
+  b:
+    type: OS::Nova::Server
+    properties: {flavor: m1.small}
+groups:
+  id: g
+  members: [{get_resource: a}, {get_resource: b}]
+  policies:
+    - type: OS::AntiCoLocation
+      properties: {level: host}
+";
+
+proptest! {
+    /// A random unknown or near-miss key added to the root, a resource, a group or a policy
+    /// is named by its field path and line:column; a near miss with the key it likely meant.
+    #[test]
+    fn unknown_and_near_miss_keys_are_named_where_they_stand(
+        site in 0usize..4,
+        near in any::<bool>(),
+        random in "[a-z][a-z_]{2,11}",
+        pick in any::<prop::sample::Index>(),
+        kind in 0u8..4,
+        at in 0usize..32,
+        c in proptest::char::range('a', 'z'),
+    ) {
+        use crate::load::{GROUP_KEYS, POLICY_KEYS, RESOURCE_KEYS, TOP_KEYS};
+        // (keys allowed there, line the key lands on, indentation, path prefix)
+        let (allowed, line, indent, prefix) = [
+            (TOP_KEYS, 2, 0, ""),
+            (RESOURCE_KEYS, 5, 4, "resources.a."),
+            (GROUP_KEYS, 11, 2, "groups."),
+            (POLICY_KEYS, 14, 6, "groups.policies[0]."),
+        ][site];
+        let key = if near { edited(allowed[pick.index(allowed.len())], kind, at, c) } else { random };
+        prop_assume!(!allowed.contains(&key.as_str()) && !["null", "true", "false"].contains(&key.as_str()));
+        let mut lines: Vec<String> = KEYED.lines().map(str::to_owned).collect();
+        lines.insert(line - 1, format!("{}{key}: 1", " ".repeat(indent)));
+        let text = lines.join("\n") + "\n";
+        let diags = load(&text).diagnostics;
+        let named = diags.iter().find(|d| d.path == format!("{prefix}{key}"));
+        prop_assert!(named.is_some(), "{text}\n{diags:#?}");
+        let d = named.unwrap();
+        prop_assert!(d.is_error());
+        prop_assert_eq!((d.line as usize, d.column as usize), (line, indent + 1));
+        prop_assert!(d.message.starts_with(&format!("unknown key `{key}`; ")), "{}", d.message);
+        if near {
+            prop_assert!(d.message.contains("did you mean `"), "{}", d.message);
+        }
+    }
+}

@@ -3,21 +3,9 @@
 /// Most names compared for one suggestion.
 const MAX_CANDIDATES: usize = 2_000;
 
-/// Levenshtein distance in characters, bounded work: inputs are truncated to 64 characters.
+/// Optimal string alignment distance (a swap of two neighbours is one edit), bounded work.
 fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().take(64).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
+    berth_doc::edit_distance(a, b)
 }
 
 /// The closest candidate to `name`, if it is close enough to be a likely typo.

@@ -613,3 +613,76 @@ fn an_empty_capability_stack_is_valid_with_a_warning() {
         ]
     );
 }
+
+/// `s` with one edit: a character removed, inserted, replaced, or two swapped.
+fn edited(s: &str, kind: u8, at: usize, c: char) -> String {
+    let mut v: Vec<char> = s.chars().collect();
+    let i = at % v.len();
+    match kind % 4 {
+        0 if v.len() > 2 => {
+            v.remove(i);
+        }
+        0 | 1 => v.insert(i, c),
+        2 => v[i] = c,
+        _ => {
+            let j = if i + 1 < v.len() { i + 1 } else { i - 1 };
+            v.swap(i, j);
+        }
+    }
+    v.into_iter().collect()
+}
+
+const KEYED: &str = "homing_template_version: 2017-10-10
+demands:
+  vG:
+    - inventory_provider: aai
+      inventory_type: cloud
+locations:
+  cl:
+    latitude: 32.9
+    longitude: -97.0
+constraints:
+  near:
+    type: distance_to_location
+    demands: [vG]
+    properties: {distance: < 100 km, location: cl}
+";
+
+proptest::proptest! {
+    /// A random unknown or near-miss key added to the root, a requirement, a location or a
+    /// constraint is named by its field path and line:column; a near miss with the key it
+    /// likely meant.
+    #[test]
+    fn unknown_and_near_miss_keys_are_named_where_they_stand(
+        site in 0usize..4,
+        near in proptest::bool::ANY,
+        random in "[a-z][a-z_]{2,11}",
+        pick in proptest::prelude::any::<proptest::sample::Index>(),
+        kind in 0u8..4,
+        at in 0usize..32,
+        c in proptest::char::range('a', 'z'),
+    ) {
+        use crate::read::{CONSTRAINT_KEYS, LOCATION_KEYS, REQUIREMENT_KEYS, TOP_KEYS};
+        // (keys allowed there, line the key lands on, indentation, path prefix)
+        let (allowed, line, indent, prefix): (&[&str], usize, usize, &str) = [
+            (&TOP_KEYS[..], 2, 0, ""),
+            (&REQUIREMENT_KEYS[..], 6, 6, "demands.vG[0]."),
+            (&LOCATION_KEYS[..], 9, 4, "locations.cl."),
+            (&CONSTRAINT_KEYS[..], 13, 4, "constraints.near."),
+        ][site];
+        let key = if near { edited(allowed[pick.index(allowed.len())], kind, at, c) } else { random };
+        proptest::prop_assume!(!allowed.contains(&key.as_str()) && !["null", "true", "false"].contains(&key.as_str()));
+        let mut lines: Vec<String> = KEYED.lines().map(str::to_owned).collect();
+        lines.insert(line - 1, format!("{}{key}: 1", " ".repeat(indent)));
+        let text = lines.join("\n") + "\n";
+        let diags = validate(&text, &LoadOptions::default());
+        let named = diags.iter().find(|d| d.path == format!("{prefix}{key}"));
+        proptest::prop_assert!(named.is_some(), "{text}\n{diags:#?}");
+        let d = named.unwrap();
+        proptest::prop_assert_eq!((d.line as usize, d.column as usize), (line, indent + 1));
+        proptest::prop_assert!(d.message.contains(&format!("`{key}`")), "{}", d.message);
+        if near {
+            proptest::prop_assert!(d.message.contains("did you mean `"), "{}", d.message);
+        }
+    }
+}

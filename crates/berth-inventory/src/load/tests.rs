@@ -606,3 +606,42 @@ proptest::proptest! {
         proptest::prop_assert!(w[0].message.starts_with(&head), "{}", w[0].message);
     }
 }
+
+proptest::proptest! {
+    /// A random unknown or near-miss key added to the root or to a candidate is named by its
+    /// field path and line:column; a near miss with the key it likely meant.
+    #[test]
+    fn unknown_and_near_miss_keys_are_named_where_they_stand(
+        site in 0usize..2,
+        near in proptest::bool::ANY,
+        random in "[a-z][a-z_]{2,11}",
+        pick in proptest::prelude::any::<proptest::sample::Index>(),
+        kind in 0u8..4,
+        at in 0usize..32,
+        c in proptest::char::range('a', 'z'),
+    ) {
+        let base = "candidates:\n  - candidate_id: c1\n    inventory_type: cloud\n    cost: 1\n";
+        // (keys allowed there, line the key lands on, indentation, path prefix)
+        let (allowed, line, indent, prefix) = [
+            (super::TOP_KEYS, 1, 0, ""),
+            (super::CANDIDATE_KEYS, 4, 4, "candidates[0]."),
+        ][site];
+        let key = if near { edited(allowed[pick.index(allowed.len())], kind, at, c) } else { random };
+        proptest::prop_assume!(!allowed.contains(&key.as_str()) && !["null", "true", "false"].contains(&key.as_str()));
+        let mut lines: Vec<String> = base.lines().map(str::to_owned).collect();
+        lines.insert(line - 1, format!("{}{key}: 1", " ".repeat(indent)));
+        let text = lines.join("\n") + "\n";
+        let diags = match Inventory::parse(&text) {
+            Err(crate::InventoryError::Invalid { diagnostics }) => diagnostics,
+            other => return Err(proptest::test_runner::TestCaseError::fail(format!("{other:?}\n{text}"))),
+        };
+        let named = diags.iter().find(|d| d.path == format!("{prefix}{key}"));
+        proptest::prop_assert!(named.is_some(), "{text}\n{diags:#?}");
+        let d = named.unwrap();
+        proptest::prop_assert_eq!((d.line as usize, d.column as usize), (line, indent + 1));
+        proptest::prop_assert!(d.message.starts_with(&format!("unknown key `{key}`; ")), "{}", d.message);
+        if near {
+            proptest::prop_assert!(d.message.contains("did you mean `"), "{}", d.message);
+        }
+    }
+}
