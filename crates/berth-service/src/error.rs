@@ -105,7 +105,11 @@ impl ServiceError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ServiceError::Calendar { source } => match source {
-                CalendarError::Conflict(_) => ErrorKind::Conflict,
+                // The request is well formed; the reservation's state or what it has left
+                // refuses it, as a full pool refuses a reservation.
+                CalendarError::Conflict(_)
+                | CalendarError::ExceedsRemaining { .. }
+                | CalendarError::ReservationNotActive { .. } => ErrorKind::Conflict,
                 CalendarError::UnknownZone { .. }
                 | CalendarError::UnknownPool { .. }
                 | CalendarError::UnknownReservation { .. }

@@ -10,7 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Union
 
 from .errors import BerthError, PlanTimeout, TransportError, from_response
@@ -32,10 +32,16 @@ Transport = Callable[[str, str, Optional[bytes], dict[str, str]], Response]
 CAPACITY_KINDS = ("compute", "network", "storage")
 
 
-def _time(t: Optional[Time]) -> Optional[str]:
+def _time(t: Optional[Time], name: str) -> Optional[str]:
+    """An instant as RFC 3339 in UTC; a naive ``datetime`` is refused: its zone is a guess."""
     if t is None or isinstance(t, str):
         return t
-    return t.isoformat()
+    if t.tzinfo is None or t.utcoffset() is None:
+        raise ValueError(
+            f"`{name}` is the naive datetime {t.isoformat()}; expected a timezone-aware one "
+            "(e.g. datetime.now(timezone.utc), or .replace(tzinfo=timezone.utc))"
+        )
+    return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _compact(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -267,8 +273,8 @@ class Client:
                 "source": dict(source) if isinstance(source, Mapping) else source,
                 "zone": zone,
                 "provider": provider,
-                "start": _time(start),
-                "end": _time(end),
+                "start": _time(start, "start"),
+                "end": _time(end, "end"),
             }
         )
         return CapacityChange.from_json(self._promise(op, body))
@@ -327,7 +333,7 @@ class Client:
                 "show-utilization": show_utilization,
             }
         )
-        return CapacityReport.from_json(self._promise("query-capacity", body))
+        return CapacityReport.from_json(self._promise("query-capacity", body), metric=capacity)
 
     def create_reservation(
         self,
@@ -429,7 +435,7 @@ class Client:
                 "capacity": dict(capacity) if capacity is not None else None,
                 "name": name,
                 "image": image,
-                "end": _time(end),
+                "end": _time(end, "end"),
             }
         )
         return Instance.from_json(self._promise_keyed("create-instance", body, idempotency_key))
@@ -504,7 +510,7 @@ class Client:
         return self._promise(op, body, {"Idempotency-Key": key} if key is not None else None)
 
 def _window(start: Optional[Time], end: Optional[Time], scope: Optional[str]) -> Optional[dict[str, Any]]:
-    w = _compact({"start": _time(start), "end": _time(end), "scope": scope})
+    w = _compact({"start": _time(start, "start"), "end": _time(end, "end"), "scope": scope})
     return w or None
 
 
@@ -526,9 +532,9 @@ def _reservation_body(
             "capacity": dict(capacity) if capacity is not None else None,
             "zone": zone,
             "provider": provider,
-            "start": _time(start),
-            "end": _time(end),
-            "expiry": _time(expiry),
+            "start": _time(start, "start"),
+            "end": _time(end, "end"),
+            "expiry": _time(expiry, "expiry"),
             "priority": priority,
             "tenant": tenant,
             "elements": list(elements) if elements is not None else None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 # A plan in one of these has finished: HAS's final statuses.
 FINAL_STATUSES = frozenset({"done", "not found", "error"})
@@ -32,6 +32,10 @@ def _int(v: Any) -> int:
     if isinstance(v, str) and v.strip().isdigit():
         return int(v.strip())
     return 0
+
+
+def _opt_int(v: Any) -> Optional[int]:
+    return None if v is None else _int(v)
 
 
 def _amounts(v: Any) -> dict[str, int]:
@@ -142,6 +146,10 @@ class Provider:
     pool_id: str
     raw: JSON
 
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset({"provider-id", "pool-id"})
+    # Promise's status words of every answer.
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset({"result", "message"})
+
     @staticmethod
     def from_json(v: Any) -> "Provider":
         d = _obj(v)
@@ -156,6 +164,10 @@ class CapacityChange:
     # Reservations a decrease leaves without enough capacity.
     at_risk: list[Any]
     raw: JSON
+
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset({"pool-id", "at-risk"})
+    # Promise's status words of every answer.
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset({"result", "message"})
 
     @staticmethod
     def from_json(v: Any) -> "CapacityChange":
@@ -174,27 +186,67 @@ class Reservation:
     pool_id: str
     zone: str
     provider: str
+    # What it reserves, what its instances hold, what is left to them, what they gave back.
     capacity: dict[str, int]
+    allocated: dict[str, int]
+    remaining: dict[str, int]
+    released: dict[str, int]
     allocations: list[str]
     active: bool
+    # `active`, `ended`, `cancelled`, `preempted`, … as the calendar names it.
+    state: str
+    priority: str
+    tenant: Optional[str]
+    # A capacity decrease left it short.
+    at_risk: bool
     start: Optional[str]
     end: Optional[str]
+    expiry: Optional[str]
+    cancel_reason: Optional[str]
+    attributes: dict[str, str]
+    elements: list[str]
     raw: JSON
+
+    # The wire keys the fields read; `test_wire.py` checks them against a live berthd.
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "reservation-id", "pool-id", "zone", "provider", "capacity", "allocated",
+            "remaining", "released", "allocations", "active", "state", "priority", "tenant",
+            "at_risk", "start", "end", "expiry", "cancel_reason", "attributes", "elements",
+        }
+    )
+    # In `raw` only: the calendar's numeric id and pool key (`reservation-id`, `pool-id` say
+    # the same), `amounts` (what `capacity` holds) and the record's timestamps.
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset(
+        {"id", "pool", "amounts", "created_on", "modified_on"}
+    )
 
     @staticmethod
     def from_json(v: Any) -> "Reservation":
         d = _obj(v)
         allocs = d.get("allocations")
+        elements = d.get("elements")
         return Reservation(
             reservation_id=str(d.get("reservation-id", "")),
             pool_id=str(d.get("pool-id", "")),
             zone=str(d.get("zone", "")),
             provider=str(d.get("provider", "")),
             capacity=_amounts(d.get("capacity")),
+            allocated=_amounts(d.get("allocated")),
+            remaining=_amounts(d.get("remaining")),
+            released=_amounts(d.get("released")),
             allocations=[str(a) for a in allocs] if isinstance(allocs, list) else [],
             active=d.get("active") is True,
+            state=str(d.get("state", "")),
+            priority=str(d.get("priority", "")),
+            tenant=_str(d.get("tenant")),
+            at_risk=d.get("at_risk") is True,
             start=_str(d.get("start")),
             end=_str(d.get("end")),
+            expiry=_str(d.get("expiry")),
+            cancel_reason=_str(d.get("cancel_reason")),
+            attributes={str(k): str(x) for k, x in _obj(d.get("attributes")).items()},
+            elements=[str(e) for e in elements] if isinstance(elements, list) else [],
             raw=d,
         )
 
@@ -207,12 +259,16 @@ class UtilizationStep:
     pool_id: str
     # Per dimension: the levels (`total`, `reserved`, `usage`, `available`) or one number.
     capacity: JSON
+    raw: JSON = field(repr=False)
+
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset({"timestamp", "pool-id", "capacity"})
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset()
 
     @staticmethod
     def from_json(v: Any) -> "UtilizationStep":
         d = _obj(v)
         return UtilizationStep(
-            str(d.get("timestamp", "")), str(d.get("pool-id", "")), _obj(d.get("capacity"))
+            str(d.get("timestamp", "")), str(d.get("pool-id", "")), _obj(d.get("capacity")), d
         )
 
 
@@ -224,6 +280,9 @@ class ReservationQuery:
     details: list[Reservation]
     utilization: list[UtilizationStep]
     raw: JSON
+
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset({"reservations", "details", "utilization"})
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset()
 
     @staticmethod
     def from_json(v: Any) -> "ReservationQuery":
@@ -238,22 +297,26 @@ class ReservationQuery:
 
 @dataclass(frozen=True)
 class Levels:
-    """A dimension's capacity over a window: the worst (lowest available) instant."""
+    """A dimension's capacity over a window: the worst (lowest available) instant.
 
-    total: int
-    reserved: int
-    usage: int
-    available: int
+    An answer to ``query_capacity(capacity=METRIC)`` holds that one metric; the others are
+    ``None``.
+    """
+
+    total: Optional[int]
+    reserved: Optional[int]
+    usage: Optional[int]
+    available: Optional[int]
+
+    METRICS: ClassVar[tuple[str, ...]] = ("total", "reserved", "usage", "available")
 
     @staticmethod
-    def from_json(v: Any) -> "Levels":
+    def from_json(v: Any, metric: Optional[str] = None) -> "Levels":
+        if metric in Levels.METRICS and not isinstance(v, dict):
+            n = _int(v)
+            return Levels(*(n if m == metric else None for m in Levels.METRICS))
         d = _obj(v)
-        return Levels(
-            _int(d.get("total")),
-            _int(d.get("reserved")),
-            _int(d.get("usage")),
-            _int(d.get("available")),
-        )
+        return Levels(*(_opt_int(d.get(m)) for m in Levels.METRICS))
 
 
 @dataclass(frozen=True)
@@ -267,25 +330,36 @@ class CapacityReport:
     collections: list[str]
     capacity: dict[str, dict[str, Levels]]
     utilization: list[UtilizationStep]
+    # The one metric asked for (`capacity=`), or None for every level.
+    metric: Optional[str]
     raw: JSON
 
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset({"collections", "capacity", "utilization"})
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset()
+
     def available(self, pool_id: str, dimension: str) -> int:
-        """Available amount of ``dimension`` in ``pool_id`` (0 when absent)."""
+        """Available amount of ``dimension`` in ``pool_id`` (0 when the pool lacks it)."""
         lv = self.capacity.get(pool_id, {}).get(dimension)
-        return lv.available if lv else 0
+        if lv is None:
+            return 0
+        if lv.available is None:
+            raise ValueError(
+                f"this answer holds only `{self.metric}`; query without `capacity=` or with "
+                "capacity=\"available\""
+            )
+        return lv.available
 
     @staticmethod
-    def from_json(v: Any) -> "CapacityReport":
+    def from_json(v: Any, metric: Optional[str] = None) -> "CapacityReport":
         d = _obj(v)
         cap: dict[str, dict[str, Levels]] = {}
         for pool, dims in _obj(d.get("capacity")).items():
-            cap[str(pool)] = {
-                str(k): Levels.from_json(x) for k, x in _obj(dims).items() if isinstance(x, dict)
-            }
+            cap[str(pool)] = {str(k): Levels.from_json(x, metric) for k, x in _obj(dims).items()}
         return CapacityReport(
             collections=[str(c) for c in d.get("collections") or []],
             capacity=cap,
             utilization=[UtilizationStep.from_json(u) for u in d.get("utilization") or []],
+            metric=metric,
             raw=d,
         )
 
@@ -299,7 +373,15 @@ class Instance:
     reservation_id: Optional[str]
     priority: Optional[str]
     capacity: dict[str, int]
+    # The end of its lifetime (its reservation's end when drawn from one).
+    end: Optional[str]
     raw: JSON = field(repr=False)
+
+    WIRE_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {"instance-id", "pool-id", "reservation-id", "priority", "capacity", "end"}
+    )
+    # Promise's status words of every answer.
+    RAW_ONLY: ClassVar[frozenset[str]] = frozenset({"result", "message"})
 
     @staticmethod
     def from_json(v: Any) -> "Instance":
@@ -310,5 +392,6 @@ class Instance:
             reservation_id=_str(d.get("reservation-id")),
             priority=_str(d.get("priority")),
             capacity=_amounts(d.get("capacity")),
+            end=_str(d.get("end")),
             raw=d,
         )
