@@ -83,10 +83,16 @@ pub fn load(text: &str) -> Result<(Descriptor, Vec<Diagnostic>), Vec<Diagnostic>
 
 /// Every problem in a descriptor (errors and warnings, sorted by position); empty when clean.
 ///
-/// Required properties without a value are not errors here: a request supplies them.
+/// Required properties without a value are not errors here: a request supplies them. The
+/// descriptor is also planned as [`plan`] would for a request that sets nothing, so a
+/// lifecycle cycle that no request can break (the plan's own check) is an error here too.
 pub fn validate(text: &str) -> Vec<Diagnostic> {
     match load(text) {
-        Ok((_, warnings)) => warnings,
+        Ok((d, mut warnings)) => {
+            warnings.extend(plan::lifecycle_error(&d));
+            warnings.sort_by(|a, b| (a.line, a.column, &a.path).cmp(&(b.line, b.column, &b.path)));
+            warnings
+        }
         Err(all) => all,
     }
 }

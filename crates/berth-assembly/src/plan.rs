@@ -403,12 +403,38 @@ enum Node {
     Create(usize),
 }
 
+/// The lifecycle cycle [`plan`] refuses `d` for with a request that sets nothing (the
+/// defaults), if it gets that far: such a cycle comes from the descriptor's own dependencies.
+pub(crate) fn lifecycle_error(d: &Descriptor) -> Option<Diagnostic> {
+    match build(d, &BTreeMap::new()) {
+        Err(Failure::Lifecycle(e, _)) => Some(e),
+        _ => None,
+    }
+}
+
+/// Why [`build`] gave no plan: a lifecycle cycle (with the warnings so far), or any other
+/// problems.
+enum Failure {
+    Lifecycle(Diagnostic, Vec<Diagnostic>),
+    Other(Vec<Diagnostic>),
+}
+
 /// Builds the plan of `d` for a request (top-level property values, `name -> value`).
 ///
 /// Returns every problem at once: request keys that are unknown or read-only, required
 /// properties without a value, unresolved or cyclic references, counts out of bounds, and a
 /// lifecycle cycle (named step by step).
 pub fn plan(d: &Descriptor, request: &BTreeMap<String, String>) -> Result<Plan, Vec<Diagnostic>> {
+    build(d, request).map_err(|f| match f {
+        Failure::Lifecycle(e, mut warnings) => {
+            warnings.push(e);
+            warnings
+        }
+        Failure::Other(all) => all,
+    })
+}
+
+fn build(d: &Descriptor, request: &BTreeMap<String, String>) -> Result<Plan, Failure> {
     let mut diags = Diagnostics::new();
     for key in request.keys() {
         let path = Path::root().key("request").key(key.clone());
@@ -448,7 +474,7 @@ pub fn plan(d: &Descriptor, request: &BTreeMap<String, String>) -> Result<Plan, 
         }
     }
     if diags.has_errors() {
-        return Err(diags.into_vec());
+        return Err(Failure::Other(diags.into_vec()));
     }
 
     let assembly = (d.name.clone(), "i0".to_owned());
@@ -613,10 +639,7 @@ pub fn plan(d: &Descriptor, request: &BTreeMap<String, String>) -> Result<Plan, 
 
     let lifecycle = match lifecycle(d, &ev, &flat, &relationships, &rel_ends) {
         Ok(steps) => steps,
-        Err(e) => {
-            diags.push(e);
-            return Err(diags.into_vec());
-        }
+        Err(e) => return Err(Failure::Lifecycle(e, diags.into_vec())),
     };
 
     let one = |owner: &str, name: &str| match instances.get(owner) {

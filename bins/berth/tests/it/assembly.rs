@@ -131,3 +131,29 @@ fn scale_refuses_metrics_and_components_no_policy_has() {
         stdout(&o)
     );
 }
+
+/// Issue 51.6: a descriptor whose plan always fails on a lifecycle cycle is not valid: both
+/// commands refuse it with the same diagnostic (the plan's own check).
+#[test]
+fn validate_refuses_the_lifecycle_cycle_plan_refuses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cyclic = write(
+        dir.path(),
+        "cyclic.yaml",
+        "name: assembly::rel::1.0\ndescription: two relationships waiting on each other\ncomposition:\n  A:\n    type: resource::a::1.0\n  B:\n    type: resource::b::1.0\nrelationships:\n  ab:\n    source-capabilities: [A.out]\n    target-requirements: [B.in]\n    source-state: Active\n    target-state: Inactive\n  ba:\n    source-capabilities: [B.out]\n    target-requirements: [A.in]\n    source-state: Active\n    target-state: Inactive\n",
+    );
+    let f = cyclic.display().to_string();
+    let validate = berth(&["assembly", "validate", &f]);
+    let plan = berth(&["assembly", "plan", &f]);
+    assert_eq!(validate.status.code(), Some(1), "{}", stdout(&validate));
+    assert_eq!(plan.status.code(), Some(1));
+    let want = "lifecycle has a cycle: create ba (B-1 -> A-1) -> install A-1";
+    let said = |o: &Output| format!("{}{}", stdout(o), String::from_utf8_lossy(&o.stderr));
+    assert!(said(&validate).contains(want), "{}", said(&validate));
+    assert!(
+        said(&validate).contains("cyclic.yaml:14:3"),
+        "{}",
+        said(&validate)
+    );
+    assert!(said(&plan).contains(want), "{}", said(&plan));
+}

@@ -7,9 +7,9 @@ mod constraints;
 mod demands;
 mod objective;
 
-pub(crate) use constraints::allowed_properties;
 #[cfg(test)]
 pub(crate) use constraints::CONSTRAINT_KEYS;
+pub(crate) use constraints::allowed_properties;
 pub(crate) use demands::{CANDIDATE_KEYS, REQUIREMENT_KEYS};
 
 use std::collections::{BTreeMap, HashSet};
