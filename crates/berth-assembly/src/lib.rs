@@ -20,7 +20,8 @@
 //! Invariants:
 //! - Deterministic: same text and request, same plan (document order everywhere; instance ids
 //!   are numbered in plan order; ties in the lifecycle broken by document order).
-//! - Property values: request (unless `read-only`) > `value` > `default`. A `${component.x}`
+//! - Property values: request (unless `read-only`: then the request's value is ignored with a
+//!   warning) > `value` > `default`. A `${component.x}`
 //!   whose target is declared with a value resolves now; anything else (outputs such as
 //!   `${balancer.publicIp}`) stays a pending placeholder and orders the user after the owner.
 //! - Lifecycle model: `Install` brings an instance to Inactive, `Start` to Active; references

@@ -421,9 +421,10 @@ enum Failure {
 
 /// Builds the plan of `d` for a request (top-level property values, `name -> value`).
 ///
-/// Returns every problem at once: request keys that are unknown or read-only, required
+/// Returns every problem at once: request keys that are unknown, required
 /// properties without a value, unresolved or cyclic references, counts out of bounds, and a
-/// lifecycle cycle (named step by step).
+/// lifecycle cycle (named step by step). A request setting a read-only property is a
+/// warning in [`Plan::warnings`]: its value is ignored, as seed 003 says.
 pub fn plan(d: &Descriptor, request: &BTreeMap<String, String>) -> Result<Plan, Vec<Diagnostic>> {
     build(d, request).map_err(|f| match f {
         Failure::Lifecycle(e, mut warnings) => {
@@ -451,10 +452,11 @@ fn build(d: &Descriptor, request: &BTreeMap<String, String>) -> Result<Plan, Fai
                         .join(", ")
                 ),
             ),
-            Some(p) if p.read_only => diags.error(
+            // Seed 003: a read-only property is not overridden by the request.
+            Some(p) if p.read_only => diags.warning(
                 &path,
                 Pos::UNKNOWN,
-                format!("property `{key}` is read-only; expected it not to be set by the request"),
+                format!("property `{key}` is read-only; the request's value is ignored"),
             ),
             Some(_) => {}
         }

@@ -434,6 +434,20 @@ impl Resolver<'_> {
         }))
     }
 
+    /// In validation, `e` as a lone `${name}` of a top-level property that takes its
+    /// `default` and that a request may set (no `value`, not read-only): name and default.
+    fn overridable_default(&self, e: &Expr) -> Option<(String, Expr)> {
+        if !matches!(self.mode, Mode::Validate) {
+            return None;
+        }
+        let name = e.text.trim().strip_prefix("${")?.strip_suffix('}')?.trim();
+        let def = self.d.properties.get(name)?;
+        if def.read_only || def.value.is_some() {
+            return None;
+        }
+        Some((name.to_owned(), def.default.clone()?))
+    }
+
     /// A whole non-negative number; `Ok(None)` when it waits for a request parameter.
     fn count(&mut self, e: &Expr, path: &Path) -> Result<Option<u32>, ()> {
         let r = self.expr(&Scope::Free, e, path)?;
@@ -441,6 +455,18 @@ impl Resolver<'_> {
             return match text.trim().parse::<u32>() {
                 Ok(n) => Ok(Some(n)),
                 Err(_) => {
+                    if let Some((name, default)) = self.overridable_default(e) {
+                        // A request can set it: the plan needs one, validation warns.
+                        self.diags.warning(
+                            &prop_path(&Scope::Top, &name).key("default"),
+                            default.pos,
+                            format!(
+                                "default `{}` of `{name}` is not a whole number, so a plan needs a request that sets `{name}`; expected a count such as 2",
+                                default.text
+                            ),
+                        );
+                        return Ok(None);
+                    }
                     let shown = if text == e.text {
                         format!("`{text}`")
                     } else {

@@ -196,7 +196,7 @@ fn required_properties_need_a_value() {
 }
 
 #[test]
-fn request_cannot_set_read_only_or_unknown_properties_and_counts_are_checked() {
+fn request_cannot_set_unknown_properties_and_counts_are_checked() {
     let mut r = streamer_request();
     r.extend([
         ("cluster_public_ip_address", "1.2.3.4"),
@@ -207,7 +207,6 @@ fn request_cannot_set_read_only_or_unknown_properties_and_counts_are_checked() {
         STREAMER,
         &r,
         expect![[r#"
-            error: request.cluster_public_ip_address: property `cluster_public_ip_address` is read-only; expected it not to be set by the request
             error: request.numOfStreamer: unknown property `numOfStreamer`; expected one of deploymentLocation, resourceManager, numOfStreamers, tenant_key_name, management-network-name, public-network-name, max_connections, cluster_public_ip_address, scaleout-threshold, scalein-threshold
             error: composition.streamer.cluster.initial-quantity (49:25): initial-quantity 12 is out of bounds; expected between 2 and 10
         "#]],
@@ -613,4 +612,60 @@ fn truncated_and_mangled_seeds_never_panic() {
             assert!(diags.iter().all(|d| !d.message.is_empty()));
         }
     }
+}
+
+#[test]
+fn a_read_only_property_set_by_the_request_is_ignored_with_a_warning() {
+    let mut r = streamer_request();
+    r.push(("cluster_public_ip_address", "1.2.3.4"));
+    let p = plan_text(STREAMER, &req(&r)).unwrap();
+    assert_eq!(
+        p.properties["cluster_public_ip_address"],
+        plan_text(STREAMER, &req(&streamer_request()))
+            .unwrap()
+            .properties["cluster_public_ip_address"]
+    );
+    assert!(
+        p.warnings.iter().any(|w| w.path == "request.cluster_public_ip_address"
+            && w.message == "property `cluster_public_ip_address` is read-only; the request's value is ignored"),
+        "{:?}",
+        p.warnings
+    );
+}
+
+const COUNTED: &str = "name: assembly::counted::1.0
+description: a count from a property
+properties:
+  count:
+    default: abc
+composition:
+  web:
+    type: resource::web::1.0
+    quantity: ${count}
+";
+
+#[test]
+fn a_bad_default_count_is_a_warning_a_request_can_fix() {
+    check_validate(
+        COUNTED,
+        expect![[r#"
+            warning: properties.count.default (5:14): default `abc` of `count` is not a whole number, so a plan needs a request that sets `count`; expected a count such as 2
+        "#]],
+    );
+    let p = plan_text(COUNTED, &req(&[("count", "2")])).unwrap();
+    assert_eq!(p.components[0].instances.len(), 2);
+    check_plan_err(
+        COUNTED,
+        &[],
+        expect![[r#"
+            error: composition.web.quantity (9:15): `${count}` (= `abc`) is not a whole number; expected a count such as 2
+        "#]],
+    );
+    // A `value` is not the request's to change: still an error.
+    check_validate(
+        &COUNTED.replace("default: abc", "value: abc"),
+        expect![[r#"
+            error: composition.web.quantity (9:15): `${count}` (= `abc`) is not a whole number; expected a count such as 2
+        "#]],
+    );
 }

@@ -157,3 +157,51 @@ fn validate_refuses_the_lifecycle_cycle_plan_refuses() {
     );
     assert!(said(&plan).contains(want), "{}", said(&plan));
 }
+
+/// Issue 51.8: a bad default count is a warning a request fixes (`-p count=2` plans two
+/// instances); a request setting a read-only property is ignored with a warning.
+#[test]
+fn a_request_fixes_a_bad_default_and_read_only_properties_are_ignored() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = write(
+        dir.path(),
+        "counted.yaml",
+        "name: assembly::counted::1.0\ndescription: a count from a property\nproperties:\n  count:\n    default: abc\n  ip:\n    read-only: true\n    value: 10.0.0.1\ncomposition:\n  web:\n    type: resource::web::1.0\n    quantity: ${count}\n",
+    )
+    .display()
+    .to_string();
+    let validate = berth(&["assembly", "validate", &f]);
+    assert_eq!(validate.status.code(), Some(0), "{}", stdout(&validate));
+    assert!(
+        stdout(&validate).contains("default `abc` of `count` is not a whole number"),
+        "{}",
+        stdout(&validate)
+    );
+    let plan = berth(&[
+        "assembly",
+        "plan",
+        &f,
+        "-p",
+        "count=2",
+        "-p",
+        "ip=1.2.3.4",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+    let v = json(&plan);
+    assert_eq!(
+        v["components"][0]["instances"].as_array().map(Vec::len),
+        Some(2),
+        "{v}"
+    );
+    assert_eq!(v["properties"]["ip"]["Known"], "10.0.0.1", "{v}");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("property `ip` is read-only; the request's value is ignored"),
+        "{v}"
+    );
+    let plan = berth(&["assembly", "plan", &f]);
+    assert_eq!(plan.status.code(), Some(1));
+}
