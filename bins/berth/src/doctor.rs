@@ -23,9 +23,16 @@ pub struct Args {
     /// berthd.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Also ask a running berthd at this URL for its health and readiness.
+    /// Also ask a running berthd at this URL for its health and readiness (and, with admin
+    /// credentials, how its inventory was last reconciled with the calendar).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
+    /// Admin bearer token for the daemon's `/admin/inventory`.
+    #[arg(long, value_name = "TOKEN", requires = "url")]
+    token: Option<String>,
+    /// Admin HTTP Basic credentials `user:password` for the daemon's `/admin/inventory`.
+    #[arg(long, value_name = "USER:PASSWORD", requires = "url")]
+    basic: Option<String>,
     /// Seconds to wait for the database and the daemon.
     #[arg(long, value_name = "SECS", default_value_t = 5)]
     timeout: u64,
@@ -86,7 +93,12 @@ impl Check {
 pub fn run(args: &Args) -> Result<Done> {
     let timeout = Duration::from_secs(args.timeout.max(1));
     let env = |k: &str| std::env::var(k).ok();
-    let checks = diagnose(args.config.as_deref(), args.url.as_deref(), timeout, env);
+    let daemon = args.url.as_deref().map(|url| Daemon {
+        url,
+        token: args.token.as_deref(),
+        basic: args.basic.as_deref(),
+    });
+    let checks = diagnose(args.config.as_deref(), daemon.as_ref(), timeout, env);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
     Ok(Done::new(
         report(&checks)?,
@@ -98,7 +110,7 @@ pub fn run(args: &Args) -> Result<Done> {
 /// when the config does not load.
 pub fn diagnose(
     file: Option<&Path>,
-    url: Option<&str>,
+    daemon: Option<&Daemon<'_>>,
     timeout: Duration,
     env: impl Fn(&str) -> Option<String>,
 ) -> Vec<Check> {
@@ -127,10 +139,24 @@ pub fn diagnose(
             out.extend(tls(&cfg));
         }
     }
-    if let Some(url) = url {
-        out.push(daemon(url, timeout));
+    if let Some(d) = daemon {
+        out.push(health(d.url, timeout));
+        if d.token.is_some() || d.basic.is_some() {
+            out.extend(daemon_inventory(d, timeout));
+        }
     }
     out
+}
+
+/// A running daemon to ask, with the credentials to ask it.
+#[derive(Debug, Clone, Copy)]
+pub struct Daemon<'a> {
+    /// Its base URL.
+    pub url: &'a str,
+    /// An admin bearer token.
+    pub token: Option<&'a str>,
+    /// Admin Basic credentials `user:password`.
+    pub basic: Option<&'a str>,
 }
 
 fn config_fix(e: &berth_config::ConfigError) -> String {
@@ -565,7 +591,184 @@ fn tls_pair(cert: &Path, key: &Path) -> Check {
     }
 }
 
-fn daemon(url: &str, timeout: Duration) -> Check {
+/// The daemon's inventory status (`GET /admin/inventory`) as checks.
+fn daemon_inventory(d: &Daemon<'_>, timeout: Duration) -> Vec<Check> {
+    const NAME: &str = "daemon inventory";
+    let base = d.url.trim_end_matches('/');
+    let client = match reqwest::blocking::Client::builder()
+        .timeout(timeout)
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => return vec![check(NAME, Status::Fail, format!("no HTTP client: {e}"))],
+    };
+    let mut req = client.get(format!("{base}/admin/inventory"));
+    if let Some(t) = d.token {
+        req = req.bearer_auth(t);
+    }
+    if let Some((u, p)) = d.basic.and_then(|b| b.split_once(':')) {
+        req = req.basic_auth(u, Some(p));
+    }
+    let resp = match req.send() {
+        Ok(r) => r,
+        Err(e) => {
+            return vec![check(
+                NAME,
+                Status::Fail,
+                format!("cannot reach {base}: {e}"),
+            )];
+        }
+    };
+    let code = resp.status().as_u16();
+    let body: serde_json::Value = resp.json().unwrap_or_default();
+    match code {
+        200 => inventory_status(&body),
+        401 | 403 => vec![
+            check(
+                NAME,
+                Status::Warn,
+                format!("{base}/admin/inventory answered {code}: {}", body["detail"].as_str().unwrap_or_default()),
+            )
+            .fix("give admin credentials (--token, --basic): [auth] admin_tokens or a basic user with admin = true"),
+        ],
+        _ => vec![check(
+            NAME,
+            Status::Fail,
+            format!("{base}/admin/inventory answered {code}; expected 200"),
+        )],
+    }
+}
+
+/// The checks of a daemon's inventory status: the last reconcile (a warning per pool changed
+/// or retired, with the records put at risk and the reservations left on retired pools), a
+/// reload refused since, and the drift.
+pub fn inventory_status(v: &serde_json::Value) -> Vec<Check> {
+    const NAME: &str = "daemon inventory";
+    let ids = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect()
+    };
+    let list = |v: &serde_json::Value| v.as_array().cloned().unwrap_or_default();
+    let count = |d: &serde_json::Value| {
+        format!(
+            "{} added, {} changed, {} removed, {} unchanged",
+            list(&d["added"]).len(),
+            list(&d["changed"]).len(),
+            list(&d["removed"]).len(),
+            d["unchanged"].as_u64().unwrap_or(0)
+        )
+    };
+    let mut out = Vec::new();
+    let source = v["source"].as_str().unwrap_or("?");
+    let last = &v["last"];
+    if last.is_object() {
+        let reconciled = last["reconciled"].as_bool().unwrap_or(true);
+        let mut c = check(
+            NAME,
+            Status::Ok,
+            format!(
+                "{source}: {} candidate(s); reconciled on {} at {}: {}",
+                last["candidates"].as_u64().unwrap_or(0),
+                last["trigger"].as_str().unwrap_or("?"),
+                last["at"].as_str().unwrap_or("?"),
+                count(&last["diff"])
+            ),
+        );
+        if !reconciled {
+            c.status = Status::Warn;
+            c.detail = format!("{source}: serves plans only; the calendar does not follow it");
+            c.fix =
+                "set seed_capacity = true to have the calendar's pools follow the inventory".into();
+        }
+        out.push(c);
+        let d = &last["diff"];
+        for p in list(&d["changed"]) {
+            let dims: Vec<String> = p["dimensions"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, c)| format!("{k} {} -> {}", c["before"], c["after"]))
+                .collect();
+            let risk = ids(&p["at-risk"]);
+            let mut c = check(
+                NAME,
+                if risk.is_empty() {
+                    Status::Ok
+                } else {
+                    Status::Warn
+                },
+                format!(
+                    "pool {} changed: {}{}",
+                    p["pool-id"].as_str().unwrap_or("?"),
+                    dims.join(", "),
+                    if risk.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; at risk: {}", risk.join(", "))
+                    }
+                ),
+            );
+            if !risk.is_empty() {
+                c.fix = "move or shrink the reservations at risk, or give the pool its capacity back in the inventory".into();
+            }
+            out.push(c);
+        }
+        for p in list(&d["removed"]) {
+            let live = ids(&p["reservations"]);
+            let mut c = check(
+                NAME,
+                Status::Warn,
+                format!(
+                    "pool {} retired: its candidate is gone from the inventory{}",
+                    p["pool-id"].as_str().unwrap_or("?"),
+                    if live.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; live reservations: {}", live.join(", "))
+                    }
+                ),
+            );
+            c.fix = "if the candidate should stay, put it back in the inventory and reload".into();
+            out.push(c);
+        }
+    }
+    let failed = &v["failed"];
+    if failed.is_object() {
+        out.push(
+            check(
+                NAME,
+                Status::Fail,
+                format!(
+                    "the reload on {} at {} was refused (the inventory served is older than {source}): {}",
+                    failed["trigger"].as_str().unwrap_or("?"),
+                    failed["at"].as_str().unwrap_or("?"),
+                    failed["error"].as_str().unwrap_or("?")
+                ),
+            )
+            .fix("correct the inventory file, then reload (SIGHUP or POST /admin/inventory/reload)"),
+        );
+    }
+    let drift = &v["drift"];
+    let drifted = ["added", "changed", "removed"]
+        .iter()
+        .any(|k| !list(&drift[*k]).is_empty());
+    if drifted {
+        out.push(
+            check(
+                NAME,
+                Status::Warn,
+                format!("the calendar has drifted from the inventory served: a reconcile now would make {}", count(drift)),
+            )
+            .fix("reload the inventory (SIGHUP or POST /admin/inventory/reload); another daemon on this database may serve another inventory"),
+        );
+    }
+    out
+}
+
+fn health(url: &str, timeout: Duration) -> Check {
     let base = url.trim_end_matches('/');
     let client = match reqwest::blocking::Client::builder()
         .timeout(timeout)

@@ -13,12 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use berth_calendar::{Amounts, CapacityChange, Command, PoolKey};
-use berth_inventory::{Inventory, StaticProvider};
+use berth_inventory::Inventory;
 use berth_service::{
-    ClusterOptions, Notifier, NotifyConfig, Ownership, OwnershipOptions, PartitionKey, PlanConfig,
-    PlanService, ProviderFlavor, ProviderInfo, ReservationOptions, ReservationService, SystemClock,
-    WallClock,
+    ClusterOptions, FileSource, InventoryReconciler, Notifier, NotifyConfig, Ownership,
+    OwnershipOptions, PartitionKey, PlanConfig, PlanService, ProviderInfo, ReservationOptions,
+    ReservationService, SystemClock, Trigger, WallClock,
 };
 
 pub use config::Config;
@@ -30,20 +29,22 @@ pub fn api_auth(cfg: &Config) -> Result<berth_api::AuthConfig> {
     if cfg.auth_off() {
         return Ok(berth_api::AuthConfig::disabled());
     }
-    let basic = |read_only: bool| {
+    let basic = |keep: fn(&config::BasicUser) -> bool| {
         cfg.auth
             .basic
             .iter()
-            .filter(|b| b.read_only == read_only)
+            .filter(|b| keep(b))
             .map(|b| (b.user.clone(), b.password.clone()))
             .collect()
     };
     Ok(berth_api::AuthConfig {
         disabled: false,
-        basic: basic(false),
+        basic: basic(|b| !b.read_only && !b.admin),
         tokens: cfg.auth.tokens.clone(),
-        read_only_basic: basic(true),
+        read_only_basic: basic(|b| b.read_only),
         read_only_tokens: cfg.auth.read_tokens.clone(),
+        admin_basic: basic(|b| b.admin),
+        admin_tokens: cfg.auth.admin_tokens.clone(),
     })
 }
 
@@ -78,18 +79,13 @@ pub fn load_topology(cfg: &Config) -> Result<berth_api::ui::PlacementSite> {
     })
 }
 
-/// The configured inventory, or the bundled example.
-pub fn load_inventory(cfg: &Config) -> Result<Inventory> {
-    let text = match &cfg.inventory {
-        Some(p) => std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read inventory {}", p.display()))?,
-        None => BUNDLED_INVENTORY.to_owned(),
-    };
-    let inv = Inventory::parse(&text).map_err(|e| anyhow::anyhow!("invalid inventory: {e}"))?;
-    for w in &inv.warnings {
-        tracing::warn!(warning = %w, "inventory");
+/// Where the inventory is read, on start and on every reload: the configured file, or the
+/// bundled example.
+pub fn inventory_source(cfg: &Config) -> FileSource {
+    match &cfg.inventory {
+        Some(p) => FileSource::file(p),
+        None => FileSource::text("bundled example inventory", BUNDLED_INVENTORY),
     }
-    Ok(inv)
 }
 
 /// The configured cloud selection policy with its operator files (`[cloud_policy]`), every
@@ -115,66 +111,14 @@ pub fn load_cloud_policy(cfg: &Config) -> Result<Option<berth_engine::CloudPolic
         .map_err(|e| anyhow::anyhow!("invalid [cloud_policy]: {e}"))
 }
 
-/// The provider of the pools seeded from the inventory: `<candidate-id>/inventory`.
-pub const INVENTORY_PROVIDER: &str = "inventory";
-
-/// The calendar commands giving each candidate's capacity to a pool `(candidate, inventory)`.
-pub fn seed_commands(inv: &Inventory, now: chrono::DateTime<chrono::Utc>) -> Vec<Command> {
-    inv.candidates
-        .values()
-        .filter_map(|c| {
-            let amounts: Amounts = c
-                .capacity
-                .iter()
-                .filter_map(|(d, q)| {
-                    u64::try_from(*q)
-                        .ok()
-                        .filter(|q| *q > 0)
-                        .map(|q| (berth_calendar::Dimension::new(d.as_str()), q))
-                })
-                .collect();
-            (!amounts.is_zero()).then(|| {
-                Command::IncreaseCapacity(CapacityChange {
-                    pool: PoolKey::new(c.candidate_id.to_string(), INVENTORY_PROVIDER),
-                    start: now,
-                    end: None,
-                    amounts,
-                })
-            })
-        })
-        .collect()
-}
+/// The provider of the pools of the inventory file: `<candidate-id>/inventory`.
+pub const INVENTORY_PROVIDER: &str = berth_service::inventory::FILE_PROVIDER;
 
 /// The provider of the inventory's pools (`<candidate>/inventory`), known to the Promise routes
-/// without `add-provider`, with every candidate's flavors whose sizes (`basicCapabilities`
-/// read through the dimension registry, [`berth_inventory::Flavor::size`]) give vCPUs and
-/// memory (first of a name wins; disk when given).
+/// without `add-provider`, with every candidate's flavors that have sizes
+/// ([`berth_service::inventory::catalog`]).
 pub fn inventory_provider(inv: &Inventory) -> ProviderInfo {
-    let mut flavors: Vec<ProviderFlavor> = Vec::new();
-    for f in inv.candidates.values().flat_map(|c| &c.flavors) {
-        let size = f.size();
-        let (Some(&vcpus), Some(&ram)) = (size.get("vcpu"), size.get("ram_mib")) else {
-            continue;
-        };
-        if flavors.iter().any(|x| x.name == f.name) {
-            continue;
-        }
-        flavors.push(ProviderFlavor {
-            id: f.id.clone(),
-            name: f.name.clone(),
-            vcpus,
-            ram,
-            disk: size.get("disk_gib").copied().unwrap_or(0),
-        });
-    }
-    ProviderInfo {
-        id: INVENTORY_PROVIDER.into(),
-        provider_type: "inventory".into(),
-        endpoint: None,
-        region: None,
-        tenant: None,
-        flavors,
-    }
+    berth_service::inventory::catalog(INVENTORY_PROVIDER, inv)
 }
 
 /// Serves the API on `listener` (bound to `cfg.listen` when `None`) until `shutdown` resolves,
@@ -229,10 +173,8 @@ pub async fn serve(
         .await
         .context("cannot open the store")?;
     tracing::info!(backend = ?store.backend(), "store open");
-    let inventory = load_inventory(&cfg)?;
     let cloud_policy = load_cloud_policy(&cfg)?.map(Arc::new);
     let site = load_topology(&cfg)?;
-    let seed = seed_commands(&inventory, chrono::Utc::now());
     let key = match &cfg.credential_key {
         Some(hex) => {
             Some(berth_store::CredentialKey::from_hex(hex).context("invalid credential key")?)
@@ -279,7 +221,8 @@ pub async fn serve(
         credential_key: key,
         max_batch: cfg.journal.max_batch.max(1),
         snapshot_every: cfg.journal.snapshot_every,
-        static_providers: vec![inventory_provider(&inventory)],
+        // The inventory's catalog comes with its first load.
+        static_providers: Vec::new(),
         ownership: ownership.clone(),
         partition_key,
         cluster: identity.clone().filter(|_| partition_key.is_some()),
@@ -296,20 +239,15 @@ pub async fn serve(
                     "cannot open the calendar ({layout}: `[cluster] partition_key` / BERTH_CLUSTER_PARTITION_KEY, `none` or off the cluster for one stream)"
                 )
             })?;
-    let writes_here = ownership.as_ref().is_none_or(|o| o.token().is_some());
-    if cfg.seed_capacity && writes_here && reservations.seq().await == 0 && !seed.is_empty() {
-        let n = seed.len();
-        // Once per database: of daemons starting together on an empty one, one seeds it.
-        let applied = reservations
-            .batch_once("berthd:seed-inventory-capacity", seed)
-            .await
-            .context("cannot seed capacity from the inventory")?;
-        if applied {
-            tracing::info!(pools = n, "seeded calendar capacity from the inventory");
-        } else {
-            tracing::info!("another daemon seeded the calendar from the inventory");
-        }
-    }
+    // The inventory is the source of truth: the calendar's `inventory` pools follow it from
+    // the start (a lost race among daemons recomputes, so the change lands once).
+    let inventory = InventoryReconciler::start(
+        Arc::clone(&reservations),
+        Arc::new(inventory_source(&cfg)),
+        cfg.seed_capacity,
+    )
+    .await
+    .context("cannot serve the inventory")?;
     let plan_cfg = PlanConfig {
         workers: cfg.plans.workers.max(1),
         default_timeout: cfg.plans.default_timeout_secs,
@@ -328,11 +266,9 @@ pub async fn serve(
         cloud_policy,
         ..PlanConfig::default()
     };
-    let provider: Arc<dyn berth_inventory::InventoryProvider> =
-        Arc::new(StaticProvider::new(inventory));
     let plans = PlanService::start(
         Arc::clone(&store),
-        provider,
+        inventory.shared(),
         Arc::clone(&reservations),
         clock,
         plan_cfg,
@@ -343,6 +279,7 @@ pub async fn serve(
         Some(o) => Some(o.spawn(stop_rx.clone())),
         None => reservations.spawn_leases(stop_rx.clone()),
     };
+    let hangups = spawn_reload_on_hangup(Arc::clone(&inventory), stop_rx.clone());
     let timer = reservations.spawn_timer(Duration::from_secs(1), stop_rx);
     let api = berth_api::ApiConfig {
         auth,
@@ -361,6 +298,7 @@ pub async fn serve(
     let mut app = berth_api::router(
         berth_api::AppState::new(Arc::clone(&reservations), plans, metrics)
             .with_placement_site(site)
+            .with_inventory(inventory)
             .with_stop(streams_stopped),
         api,
     );
@@ -412,6 +350,7 @@ pub async fn serve(
     }
     let _ = stop_tx.send(true);
     let _ = timer.await;
+    let _ = hangups.await;
     if let Some(leases) = leases {
         let _ = leases.await;
     }
@@ -451,6 +390,44 @@ fn cluster_identity(
         node_id,
         advertise_url,
         lease_time: Duration::from_secs(cfg.cluster.lease_secs.max(1)),
+    })
+}
+
+/// Reloads and reconciles the inventory on every SIGHUP until `stop` turns true. A reload
+/// that fails is logged by the reconciler and changes nothing.
+fn spawn_reload_on_hangup(
+    inventory: Arc<InventoryReconciler>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut hup = match signal(SignalKind::hangup()) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for SIGHUP; reload the inventory with POST /admin/inventory/reload");
+                    return;
+                }
+            };
+            loop {
+                tokio::select! {
+                    got = hup.recv() => {
+                        if got.is_none() {
+                            return;
+                        }
+                        tracing::info!("SIGHUP: reloading the inventory");
+                        // Refusals are logged (and kept for status) by the reconciler.
+                        let _ = inventory.reload(Trigger::Signal).await;
+                    }
+                    _ = stop.changed() => return,
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (inventory, stop.changed().await);
+        }
     })
 }
 

@@ -24,6 +24,7 @@
 //! - JSON bodies are strict: a repeated key is a 400 naming its path, never "last one wins".
 //! - No panic reaches a client: a panicking handler becomes a 500 problem.
 
+pub mod admin;
 mod body;
 mod error;
 pub mod has;
@@ -41,7 +42,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use base64::Engine as _;
-use berth_service::{PlanService, ReservationService};
+use berth_service::{InventoryReconciler, PlanService, ReservationService};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -65,6 +66,10 @@ pub struct AuthConfig {
     pub read_only_basic: Vec<(String, String)>,
     /// Bearer tokens that may only read (403 on a write).
     pub read_only_tokens: Vec<String>,
+    /// HTTP Basic user/password pairs that may also call the admin routes.
+    pub admin_basic: Vec<(String, String)>,
+    /// Bearer tokens that may also call the admin routes.
+    pub admin_tokens: Vec<String>,
 }
 
 /// What a caller's credentials allow.
@@ -72,8 +77,10 @@ pub struct AuthConfig {
 pub enum Access {
     /// Reads only: GET, and the Promise queries.
     Read,
-    /// Everything.
+    /// Everything but the admin routes (`/admin/...`).
     Write,
+    /// Everything.
+    Admin,
 }
 
 impl AuthConfig {
@@ -89,7 +96,7 @@ impl AuthConfig {
     /// credential is compared (in constant time each), so timing tells nothing of which matched.
     pub fn access(&self, authorization: Option<&str>) -> Option<Access> {
         if self.disabled {
-            return Some(Access::Write);
+            return Some(Access::Admin);
         }
         let h = authorization?;
         if let Some(token) = h.strip_prefix("Bearer ") {
@@ -98,7 +105,11 @@ impl AuthConfig {
                 list.iter()
                     .fold(false, |hit, t| hit | eq_ct(t.as_bytes(), token))
             };
-            return best(any(&self.tokens), any(&self.read_only_tokens));
+            return best(
+                any(&self.admin_tokens),
+                any(&self.tokens),
+                any(&self.read_only_tokens),
+            );
         }
         let b64 = h.strip_prefix("Basic ")?;
         let raw = base64::engine::general_purpose::STANDARD
@@ -111,12 +122,18 @@ impl AuthConfig {
                 hit | (eq_ct(bu.as_bytes(), u.as_bytes()) & eq_ct(bp.as_bytes(), p.as_bytes()))
             })
         };
-        best(any(&self.basic), any(&self.read_only_basic))
+        best(
+            any(&self.admin_basic),
+            any(&self.basic),
+            any(&self.read_only_basic),
+        )
     }
 }
 
-fn best(write: bool, read: bool) -> Option<Access> {
-    if write {
+fn best(admin: bool, write: bool, read: bool) -> Option<Access> {
+    if admin {
+        Some(Access::Admin)
+    } else if write {
         Some(Access::Write)
     } else if read {
         Some(Access::Read)
@@ -178,6 +195,8 @@ pub struct AppState {
     auth: Arc<AuthConfig>,
     /// Where the console places Heat templates (`None`: no placements).
     site: Option<Arc<ui::PlacementSite>>,
+    /// The inventory served and reconciled (`None`: the admin inventory routes answer 404).
+    inventory: Option<Arc<InventoryReconciler>>,
     /// Turns true when the daemon stops: open event streams end so shutdown is not held up.
     stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
@@ -195,8 +214,15 @@ impl AppState {
             metrics,
             auth: Arc::new(AuthConfig::default()),
             site: None,
+            inventory: None,
             stop: None,
         }
+    }
+
+    /// The inventory reconciler behind `/admin/inventory` and its reload.
+    pub fn with_inventory(mut self, inventory: Arc<InventoryReconciler>) -> AppState {
+        self.inventory = Some(inventory);
+        self
     }
 
     /// The topology the console places Heat templates on.
@@ -258,6 +284,8 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
             post(promise::reservation_subscribe),
         )
         .route("/reservation/subscribe/{id}", delete(promise::unsubscribe))
+        .route("/admin/inventory", get(admin::inventory_status))
+        .route("/admin/inventory/reload", post(admin::reload_inventory))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
@@ -300,8 +328,18 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
     if let Some(why) = cross_site(&req) {
         return ApiError::new(StatusCode::FORBIDDEN, why, dialect).into_response();
     }
+    let admin = req.uri().path().starts_with("/admin/") || req.uri().path() == "/admin";
     match (open, st.auth.access(h)) {
-        (true, _) | (false, Some(Access::Write)) => return next.run(req).await,
+        (true, _) | (false, Some(Access::Admin)) => return next.run(req).await,
+        (false, Some(Access::Write | Access::Read)) if admin => {
+            let detail = format!(
+                "these credentials may not call the admin routes; expected admin credentials ([auth] admin_tokens, or a basic user with admin = true) for {} {}",
+                req.method(),
+                req.uri().path()
+            );
+            return ApiError::new(StatusCode::FORBIDDEN, detail, dialect).into_response();
+        }
+        (false, Some(Access::Write)) => return next.run(req).await,
         (false, Some(Access::Read)) => {
             if !is_write(req.method(), req.uri().path()) {
                 return next.run(req).await;

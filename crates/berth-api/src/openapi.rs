@@ -8,6 +8,10 @@ use utoipa::openapi::{
     ResponseBuilder,
 };
 
+use crate::admin::{
+    DimensionChangeView, FailedReloadView, InventoryDiffView, InventoryStatusView, PoolAddedView,
+    PoolChangedView, PoolRemovedView, ReconcileView,
+};
 use crate::error::{
     DiagnosticBody, HasError, HasErrorKind, HasErrorMessage, Problem, PromiseError,
 };
@@ -37,7 +41,9 @@ fn error_bodies(path: &str) -> &'static [(&'static str, &'static str)] {
         "/healthz" | "/readyz" | "/metrics" | "/openapi.json" => {
             &[("application/problem+json", "Problem")]
         }
-        p if p.starts_with("/ui/") => &[("application/problem+json", "Problem")],
+        p if p.starts_with("/ui/") || p.starts_with("/admin/") => {
+            &[("application/problem+json", "Problem")]
+        }
         _ if crate::Dialect::of_path(path) == crate::Dialect::Has => {
             &[("application/json", "HasError")]
         }
@@ -244,6 +250,26 @@ const ROUTES: &[Route] = &[
     ),
     (
         HttpMethod::Get,
+        "/admin/inventory",
+        "admin_inventory",
+        "Admin: the inventory served, its last reconcile with the calendar, a reload refused \
+         since, and what a reconcile would change now",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Post,
+        "/admin/inventory/reload",
+        "admin_inventory_reload",
+        "Admin: read the inventory again and reconcile the calendar with it (pools added, \
+         capacities changed with the records put at risk, pools retired with their \
+         reservations); an invalid inventory is a 400 naming each problem at \
+         file:line:column, and changes nothing",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
         "/healthz",
         "healthz",
         "Liveness",
@@ -328,6 +354,8 @@ fn success_body(id: &str) -> Option<(&'static str, &'static str, bool)> {
         "console_plans" => ("application/json", "PlanView", true),
         "console_place_site" => ("application/json", "SiteView", false),
         "console_place" => ("application/json", "PlaceView", false),
+        "admin_inventory" => ("application/json", "InventoryStatusView", false),
+        "admin_inventory_reload" => ("application/json", "ReconcileView", false),
         _ => return None,
     })
 }
@@ -367,6 +395,14 @@ pub fn openapi_json() -> String {
         .schema("SiteView", SiteView::schema())
         .schema("PlaceBody", PlaceBody::schema())
         .schema("PlaceView", PlaceView::schema())
+        .schema("InventoryStatusView", InventoryStatusView::schema())
+        .schema("ReconcileView", ReconcileView::schema())
+        .schema("FailedReloadView", FailedReloadView::schema())
+        .schema("InventoryDiffView", InventoryDiffView::schema())
+        .schema("PoolAddedView", PoolAddedView::schema())
+        .schema("PoolChangedView", PoolChangedView::schema())
+        .schema("PoolRemovedView", PoolRemovedView::schema())
+        .schema("DimensionChangeView", DimensionChangeView::schema())
         .build();
     let mut items: std::collections::BTreeMap<
         &str,

@@ -56,6 +56,8 @@ async fn app_with_clock() -> (Router, ManualClock) {
         tokens: vec!["tok".into()],
         read_only_basic: vec![("viewer".into(), "vpw".into())],
         read_only_tokens: vec!["ro".into()],
+        admin_basic: Vec::new(),
+        admin_tokens: vec!["root".into()],
     };
     let app = router(
         AppState::new(res, plans, None),

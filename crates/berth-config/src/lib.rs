@@ -129,7 +129,8 @@ pub struct Config {
     pub topology: Option<PathBuf>,
     /// Command stream of the calendar.
     pub stream: String,
-    /// Give every inventory candidate's `capacity` to the calendar when the stream is empty.
+    /// The calendar's pools of the inventory follow it: reconciled at start, on SIGHUP and on
+    /// `POST /admin/inventory/reload` (off: the inventory only serves plans).
     pub seed_capacity: bool,
     /// Hex key (64 digits) sealing provider credentials; without it they are not stored.
     pub credential_key: Option<String>,
@@ -214,6 +215,8 @@ pub struct Auth {
     pub tokens: Vec<String>,
     /// Bearer tokens that may only read (a write answers 403).
     pub read_tokens: Vec<String>,
+    /// Bearer tokens that may read, write and call the admin routes (`/admin/...`).
+    pub admin_tokens: Vec<String>,
 }
 
 /// One HTTP Basic account.
@@ -227,6 +230,9 @@ pub struct BasicUser {
     /// Reads only (a write answers 403).
     #[serde(default)]
     pub read_only: bool,
+    /// May also call the admin routes (`/admin/...`); not with `read_only`.
+    #[serde(default)]
+    pub admin: bool,
 }
 
 /// Request limits.
@@ -497,7 +503,14 @@ impl Config {
         if let Some(v) = env("BERTH_READ_TOKENS") {
             c.auth.read_tokens.extend(list(v));
         }
-        for (var, read_only) in [("BERTH_BASIC_AUTH", false), ("BERTH_READ_BASIC_AUTH", true)] {
+        if let Some(v) = env("BERTH_ADMIN_TOKENS") {
+            c.auth.admin_tokens.extend(list(v));
+        }
+        for (var, read_only, admin) in [
+            ("BERTH_BASIC_AUTH", false, false),
+            ("BERTH_READ_BASIC_AUTH", true, false),
+            ("BERTH_ADMIN_BASIC_AUTH", false, true),
+        ] {
             let Some(v) = env(var) else { continue };
             for pair in v.split(',').filter(|p| !p.is_empty()) {
                 match pair.split_once(':') {
@@ -505,6 +518,7 @@ impl Config {
                         user: user.into(),
                         password: password.into(),
                         read_only,
+                        admin,
                     }),
                     None => {
                         e.problems.push(ConfigError::Env {
@@ -719,9 +733,19 @@ impl Config {
                 message,
             });
         }
+        if let Some(u) = self.auth.basic.iter().find(|u| u.admin && u.read_only) {
+            return Err(ConfigError::Invalid {
+                field: "auth.basic",
+                message: format!(
+                    "user `{}` is both `admin` and `read_only`; expected one of them",
+                    u.user
+                ),
+            });
+        }
         let none = self.auth.basic.is_empty()
             && self.auth.tokens.is_empty()
-            && self.auth.read_tokens.is_empty();
+            && self.auth.read_tokens.is_empty()
+            && self.auth.admin_tokens.is_empty();
         if (self.auth.disabled || none) && !self.listen.ip().is_loopback() {
             return Err(ConfigError::Invalid {
                 field: "auth",
@@ -755,6 +779,7 @@ impl Config {
         for (list, name) in [
             (&self.auth.tokens, "tokens"),
             (&self.auth.read_tokens, "read_tokens"),
+            (&self.auth.admin_tokens, "admin_tokens"),
         ] {
             for t in list.iter().filter(|t| bad(t)) {
                 out.push(format!(
@@ -808,7 +833,8 @@ impl Config {
         self.auth.disabled
             || (self.auth.basic.is_empty()
                 && self.auth.tokens.is_empty()
-                && self.auth.read_tokens.is_empty())
+                && self.auth.read_tokens.is_empty()
+                && self.auth.admin_tokens.is_empty())
     }
 }
 

@@ -520,3 +520,43 @@ fn a_cloud_policy_names_its_three_files_and_may_name_workloads() {
         ]
     );
 }
+
+#[test]
+fn admin_credentials_from_file_and_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("b.toml");
+    std::fs::write(
+        &f,
+        "[auth]\nadmin_tokens = [\"a1\"]\nbasic = [{user = \"boss\", password = \"pw\", admin = true}]\n",
+    )
+    .unwrap();
+    let c = Config::load(Some(&f), |k| match k {
+        "BERTH_ADMIN_TOKENS" => Some("a2, a3".to_owned()),
+        "BERTH_ADMIN_BASIC_AUTH" => Some("root:x".to_owned()),
+        _ => None,
+    })
+    .unwrap();
+    assert_eq!(c.auth.admin_tokens, ["a1", "a2", "a3"]);
+    let admins: Vec<(&str, bool, bool)> = c
+        .auth
+        .basic
+        .iter()
+        .map(|b| (b.user.as_str(), b.admin, b.read_only))
+        .collect();
+    assert_eq!(admins, [("boss", true, false), ("root", true, false)]);
+    assert!(!c.auth_off());
+    c.check_auth().unwrap();
+
+    std::fs::write(
+        &f,
+        "[auth]\nbasic = [{user = \"odd\", password = \"pw\", admin = true, read_only = true}]\n",
+    )
+    .unwrap();
+    let c = Config::load(Some(&f), |_| None).unwrap();
+    let e = c.check_auth().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("user `odd` is both `admin` and `read_only`; expected one of them"),
+        "{e}"
+    );
+}

@@ -6,7 +6,10 @@
 //!
 //! [`ReservationService::reconcile`]: crate::ReservationService::reconcile
 
+mod file;
 mod reconciler;
+
+pub use file::{FILE_PROVIDER, FileSource, catalog};
 
 pub use reconciler::{
     FailedReload, InventoryReconciler, InventorySource, InventoryStatus, LoadedInventory,

@@ -79,8 +79,8 @@ pub mod vim;
 pub use changes::Change;
 pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
 pub use inventory::{
-    InventoryDiff, InventoryPools, InventoryReconciler, InventorySource, LoadedInventory,
-    SharedInventory, Trigger,
+    FileSource, InventoryDiff, InventoryPools, InventoryReconciler, InventorySource,
+    InventoryStatus, LoadedInventory, ReconcileRecord, SharedInventory, Trigger,
 };
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use ownership::{Owner, Ownership, OwnershipOptions};

@@ -205,3 +205,49 @@ fn the_shipped_deploy_settings_fail_until_their_placeholder_is_replaced() {
     let checks = diagnose(None, None, Duration::from_secs(1), |k| vars.get(k).cloned());
     assert_eq!(status_of(&checks, "auth"), [Status::Ok]);
 }
+
+#[test]
+fn a_daemons_inventory_status_names_changed_and_retired_pools() {
+    let status = serde_json::json!({
+        "source": "file /etc/berth/other.yaml",
+        "last": {
+            "at": "2030-01-01T00:00:00Z", "trigger": "start", "source": "file /etc/berth/other.yaml",
+            "fingerprint": "f", "candidates": 2, "warnings": [], "reconciled": true,
+            "diff": {
+                "provider": "inventory",
+                "added": [{"pool-id": "sea/inventory", "capacity": {"vcpu": 16}, "at-risk": []}],
+                "changed": [{"pool-id": "dfw/inventory", "dimensions": {"vcpu": {"before": 64, "after": 32}}, "at-risk": ["r1"]}],
+                "removed": [{"pool-id": "nyc/inventory", "capacity": {"vcpu": 64}, "reservations": ["r2"], "at-risk": ["r2"]}],
+                "unchanged": 0
+            }
+        },
+        "failed": {"at": "2030-01-01T00:01:00Z", "trigger": "signal", "error": "invalid inventory file x: x:3:21: bad", "diagnostics": []},
+        "drift": {"provider": "inventory", "added": [], "changed": [], "removed": [], "unchanged": 2}
+    });
+    let checks = inventory_status(&status);
+    let lines: Vec<(Status, &str)> = checks
+        .iter()
+        .map(|c| (c.status, c.detail.as_str()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (
+                Status::Ok,
+                "file /etc/berth/other.yaml: 2 candidate(s); reconciled on start at 2030-01-01T00:00:00Z: 1 added, 1 changed, 1 removed, 0 unchanged"
+            ),
+            (
+                Status::Warn,
+                "pool dfw/inventory changed: vcpu 64 -> 32; at risk: r1"
+            ),
+            (
+                Status::Warn,
+                "pool nyc/inventory retired: its candidate is gone from the inventory; live reservations: r2"
+            ),
+            (
+                Status::Fail,
+                "the reload on signal at 2030-01-01T00:01:00Z was refused (the inventory served is older than file /etc/berth/other.yaml): invalid inventory file x: x:3:21: bad"
+            ),
+        ]
+    );
+}

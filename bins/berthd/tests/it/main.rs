@@ -34,6 +34,7 @@ macro_rules! on_both_stores {
 
 mod compat_dims;
 mod compat_has;
+mod compat_inventory;
 mod compat_promise;
 mod console;
 mod db;
