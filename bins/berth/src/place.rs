@@ -82,6 +82,11 @@ pub fn run(args: &Args, ui: Ui) -> Result<Done> {
             return Ok(Done::code(exit::DOMAIN));
         }
     };
+    diagnostics::eprint(
+        &args.template,
+        &template_text,
+        &berth_placement::policy_warnings(&template, &topology),
+    );
     let catalog = match catalog_text.as_deref().map(Catalog::parse).transpose() {
         Ok(c) => c.unwrap_or_default(),
         Err(e) => {

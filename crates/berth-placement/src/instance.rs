@@ -10,6 +10,8 @@ use crate::error::{PlacementError, Problem};
 
 mod template;
 
+pub use template::policy_warnings;
+
 /// An item to place (a server or a volume), by position in [`Instance::items`].
 pub type ItemId = u32;
 

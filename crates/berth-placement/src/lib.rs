@@ -54,7 +54,8 @@
 //!   same place at L.
 //! - LLMN (L1, L2, N) over M members: at most `ceil(M/N')` per place at L1, no two per place
 //!   at L2, at least `N' = min(N, M)` places at L1. Soft violation = excess members plus the
-//!   place deficit.
+//!   place deficit. [`policy_warnings`] says so when N > M, and when L2 is not finer than L1
+//!   (`berth place` prints them at the policy's line:column).
 //! - `OS::NetMaxHops`: network-tree path of at most N edges (0 = same leaf).
 //! - `OS::NetBandwidth`: reserved on every edge of the pair's network path (bytes/s rounded
 //!   up to Mbit/s); hard reservations must fit link capacities. Soft ones are reserved too;
@@ -99,7 +100,9 @@ pub use catalog::Catalog;
 pub use check::{Cost, HardViolation, Report, SoftViolation, check};
 pub use error::{PlacementError, Problem};
 pub use explain::{Explanation, ItemTriage, Reason};
-pub use instance::{Connectivity, Instance, Item, ItemId, License, PolicyLabel, Rule, RuleKind};
+pub use instance::{
+    Connectivity, Instance, Item, ItemId, License, PolicyLabel, Rule, RuleKind, policy_warnings,
+};
 pub use report::{Placement, Reservation};
 pub use search::{ExactMode, Options, Solution, Stats, Status, greedy, solve};
 pub use state::{Objective, Weights};

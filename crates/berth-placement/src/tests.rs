@@ -898,3 +898,27 @@ fn an_exact_proof_names_the_policies_and_the_triage_names_each_leafs_remover() {
         );
     }
 }
+
+#[test]
+fn llmn_policies_placement_reinterprets_are_warned_at_the_policy() {
+    let topo = berth_topology::load(HA_TOPO).unwrap();
+    let t = berth_heat::parse(HA).unwrap();
+    assert!(crate::policy_warnings(&t, &topo).is_empty());
+    let text = HA
+        .replacen("{l1: rack, l2: PM, n: 2}", "{l1: PM, l2: rack, n: 2}", 1)
+        .replacen("{l1: rack, l2: PM, n: 2}", "{l1: rack, l2: PM, n: 5}", 1)
+        .replacen("{l1: rack, l2: PM, n: 2}", "{l1: rack, l2: rack, n: 2}", 1);
+    let t = berth_heat::parse(&text).unwrap();
+    let shown: Vec<String> = crate::policy_warnings(&t, &topo)
+        .iter()
+        .map(|d| format!("{} {}:{} {}", d.path, d.line, d.column, d.message))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "groups.members[0].policies[0] 29:11 `l2` level `rack` is not finer than `l1` level `PM`; expected l2 finer than l1 (such as l1: rack, l2: PM): members are kept off a shared `rack`, which already spreads them over `PM`s",
+            "groups.members[2].policies[0] 37:11 `l1` and `l2` are both `rack`; expected l2 finer than l1: members are kept off a shared `rack`, so n adds nothing",
+            "groups.members[1].policies[0] 33:11 n = 5 but the group has 4 members; at most 4 `rack`s can hold them, so n is taken as 4 (each member in its own `rack`)",
+        ]
+    );
+}

@@ -279,3 +279,46 @@ fn a_misspelt_server_type_in_a_policy_group_is_refused_not_left_out() {
         "{stderr}"
     );
 }
+
+/// Issue 51.8: LLMN with fewer members than N, and an `l2` coarser than `l1`, are warnings
+/// at the policy's line:column saying what placement does with them.
+#[test]
+fn llmn_with_n_beyond_its_members_or_swapped_levels_is_warned() {
+    let text = std::fs::read_to_string(example("ha-clusters.yaml")).expect("example");
+    let parts: Vec<&str> = text.split("{l1: rack, l2: PM, n: 2}").collect();
+    assert_eq!(parts.len(), 4);
+    let text = format!(
+        "{}{{l1: PM, l2: rack, n: 2}}{}{{l1: rack, l2: PM, n: 5}}{}{{l1: rack, l2: PM, n: 2}}{}",
+        parts[0], parts[1], parts[2], parts[3]
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("ha-llmn.yaml");
+    std::fs::write(&file, text).expect("write template");
+    let out = berth(&[
+        "place",
+        file.to_str().expect("utf-8 path"),
+        "--topology",
+        &example("room-rack-pm.yaml"),
+        "--time-limit",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for part in [
+        "warning: `l2` level `rack` is not finer than `l1` level `PM`",
+        "ha-llmn.yaml:29:11",
+        "warning: n = 5 but the group has 4 members; at most 4 `rack`s can hold them, so n is taken as 4",
+        "ha-llmn.yaml:33:11",
+    ] {
+        assert!(stderr.contains(part), "{part} in {stderr}");
+    }
+    // The shipped example draws no warning.
+    let out = berth(&[
+        "place",
+        &example("ha-clusters.yaml"),
+        "--topology",
+        &example("room-rack-pm.yaml"),
+        "--time-limit",
+        "1",
+    ]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+}

@@ -361,3 +361,60 @@ impl Instance {
         Ok(inst)
     }
 }
+
+/// What placement does with a template's policies that differs from what they say, as
+/// warnings at each policy's path and line:column (the template is still placed):
+/// - LLMN with fewer members M than N: at most M `l1` places can hold them, so N is taken
+///   as M (every member in its own `l1` place, at most one per `l1`);
+/// - LLMN whose `l2` is not finer than `l1`: "no two on one `l2`" then already spreads the
+///   members over at least as many `l1` places as there are members' `l2` places, so the
+///   `l1` bound is kept but the intent (racks apart, hosts apart) is likely swapped.
+///
+/// Levels the topology lacks are left to [`Instance::from_template`], which refuses them.
+#[must_use]
+pub fn policy_warnings(template: &Template, topo: &Topology) -> Vec<berth_doc::Diagnostic> {
+    let mut out = Vec::new();
+    let warn = |p: &berth_heat::Policy, message: String| berth_doc::Diagnostic {
+        severity: berth_doc::Severity::Warning,
+        path: p.path.clone(),
+        line: p.line,
+        column: p.column,
+        message,
+    };
+    for p in &template.policies {
+        if let PolicyKind::Llmn { l1, l2, .. } = &p.kind
+            && let (Some(a), Some(b)) = (topo.level(l1), topo.level(l2))
+            && !topo.levels().is_finer(b, a)
+        {
+            let message = if a == b {
+                format!(
+                    "`l1` and `l2` are both `{l1}`; expected l2 finer than l1: members are kept off a shared `{l1}`, so n adds nothing"
+                )
+            } else {
+                format!(
+                    "`l2` level `{l2}` is not finer than `l1` level `{l1}`; expected l2 finer than l1 (such as l1: {l2}, l2: {l1}): members are kept off a shared `{l2}`, which already spreads them over `{l1}`s"
+                )
+            };
+            out.push(warn(p, message));
+        }
+    }
+    for app in template.applications() {
+        let (Some(p), Subject::Members(m)) = (template.policy(app.policy), &app.subject) else {
+            continue;
+        };
+        if let PolicyKind::Llmn { l1, n, .. } = &p.kind
+            && !m.is_empty()
+            && (m.len() as u64) < u64::from(*n)
+        {
+            let count = m.len();
+            out.push(warn(
+                p,
+                format!(
+                    "n = {n} but the group has {count} member{}; at most {count} `{l1}`s can hold them, so n is taken as {count} (each member in its own `{l1}`)",
+                    if count == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    out
+}
