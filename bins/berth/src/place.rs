@@ -34,7 +34,8 @@ pub struct Args {
     /// Side file: extra flavors, volume dimension, license charges per machine type.
     #[arg(long, value_name = "FILE")]
     catalog: Option<PathBuf>,
-    /// Current placement (`{RESOURCE: LEAF_ID}`, YAML or JSON): OS::VolNotMoved volumes stay.
+    /// Current placement (`{RESOURCE: LEAF_ID}`, YAML or JSON): OS::VolNotMoved volumes stay,
+    /// and pre-existing resources that relationships name (by resource id) stand there.
     #[arg(long, value_name = "FILE")]
     current: Option<PathBuf>,
 }

@@ -922,3 +922,73 @@ fn llmn_policies_placement_reinterprets_are_warned_at_the_policy() {
         ]
     );
 }
+
+/// Seed 004: relationships to a pre-existing resource hold against the location `current`
+/// gives it; without one, each such policy is refused by name.
+#[test]
+fn relationships_to_a_pre_existing_resource_hold_at_its_current_leaf() {
+    let text = |policy: &str| {
+        format!(
+            "heat_template_version: 2013-05-23
+resources:
+  a:
+    type: OS::Nova::Server
+    properties: {{flavor: m1.large}}
+    relationships:
+      - related: ext-db-7
+        policies: [{policy}]
+  b:
+    type: OS::Nova::Server
+    properties: {{flavor: m1.large}}
+    relationships:
+      - related: ext-db-7
+        policies: [{{type: OS::NetMaxHops, properties: {{hops: 0}}}}]
+"
+        )
+    };
+    let topo = Arc::new(berth_topology::load(HA_TOPO).unwrap());
+    let place = |policy: &str, at: Option<&str>| {
+        let t = berth_heat::parse(&text(policy)).unwrap();
+        let current: BTreeMap<String, String> = at
+            .map(|l| ("ext-db-7".to_owned(), l.to_owned()))
+            .into_iter()
+            .collect();
+        Instance::from_template(&t, Arc::clone(&topo), &Catalog::default(), &current)
+    };
+    let leaf_of = |inst: &Instance, sol: &crate::Solution, name: &str| {
+        let i = inst.items().iter().position(|it| it.name == name).unwrap();
+        inst.topology()
+            .leaf_name(sol.assignment[i].unwrap())
+            .to_owned()
+    };
+    // Hard CoLocation (rack) and hops = 0: `b` on the external's leaf, `a` in its rack.
+    let inst = place(
+        "{type: OS::CoLocation, properties: {level: rack}}",
+        Some("rack3-pm2"),
+    )
+    .unwrap();
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Placed, "{:?}", sol.report.hard);
+    assert_eq!(leaf_of(&inst, &sol, "ext-db-7"), "rack3-pm2");
+    assert_eq!(leaf_of(&inst, &sol, "b"), "rack3-pm2");
+    assert!(leaf_of(&inst, &sol, "a").starts_with("rack3-"));
+    // AntiCoLocation (rack): `a` leaves the external's rack.
+    let inst = place(
+        "{type: OS::AntiCoLocation, properties: {level: rack}}",
+        Some("rack3-pm2"),
+    )
+    .unwrap();
+    let sol = solve(&inst, &Options::default());
+    assert_eq!(sol.status, Status::Placed, "{:?}", sol.report.hard);
+    assert!(!leaf_of(&inst, &sol, "a").starts_with("rack3-"));
+    // No location: refused, naming each policy and what to give.
+    let err = place("{type: OS::CoLocation, properties: {level: rack}}", None)
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "resources.a.relationships[0].policies[0]: `OS::CoLocation` relates to pre-existing resource `ext-db-7`, whose location is not given; expected `ext-db-7: LEAF_ID` in the current placement (--current)",
+        "resources.b.relationships[0].policies[0]: `OS::NetMaxHops` relates to pre-existing resource `ext-db-7`",
+    ] {
+        assert!(err.contains(part), "{part} in {err}");
+    }
+}

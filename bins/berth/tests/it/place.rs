@@ -322,3 +322,47 @@ fn llmn_with_n_beyond_its_members_or_swapped_levels_is_warned() {
     ]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
 }
+
+/// Issue 51.3 (seed 004): a hard CoLocation and a hops = 0 rule to a pre-existing resource
+/// are enforced at the leaf `--current` gives it; without one, `place` refuses by name.
+#[test]
+fn relationships_to_a_pre_existing_resource_are_enforced_or_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let t = dir.path().join("ext.yaml");
+    std::fs::write(
+        &t,
+        "heat_template_version: 2013-05-23\nresources:\n  a:\n    type: OS::Nova::Server\n    properties: {flavor: m1.large}\n    relationships:\n      - related: ext-db-7\n        policies: [{type: OS::CoLocation, properties: {level: rack}}]\n  b:\n    type: OS::Nova::Server\n    properties: {flavor: m1.large}\n    relationships:\n      - related: ext-db-7\n        policies: [{type: OS::NetMaxHops, properties: {hops: 0}}]\n",
+    )
+    .expect("write template");
+    let current = dir.path().join("current.yaml");
+    std::fs::write(&current, "ext-db-7: rack2-pm3\n").expect("write current");
+    let (t, current) = (t.display().to_string(), current.display().to_string());
+    let topo = example("room-rack-pm.yaml");
+    let out = berth(&[
+        "place",
+        &t,
+        "--topology",
+        &topo,
+        "--time-limit",
+        "1",
+        "--current",
+        &current,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let placed = placements(&out);
+    assert_eq!(placed["ext-db-7"], "rack2-pm3");
+    assert_eq!(placed["b"], "rack2-pm3");
+    assert!(placed["a"].starts_with("rack2-"), "{placed:?}");
+    let out = berth(&["place", &t, "--topology", &topo, "--time-limit", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("`OS::CoLocation` relates to pre-existing resource `ext-db-7`, whose location is not given; expected `ext-db-7: LEAF_ID` in the current placement (--current)"),
+        "{stderr}"
+    );
+}

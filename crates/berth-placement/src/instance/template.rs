@@ -15,11 +15,15 @@ impl Instance {
     /// Compiles a template onto a topology: demand vectors from flavors (topology table, then
     /// the catalog), rules from the policy applications, licenses from the catalog.
     /// `current` gives the present leaf of resources already placed (`OS::VolNotMoved`
-    /// volumes stay there).
+    /// volumes stay there) and of pre-existing resources that relationships name: each
+    /// becomes an item of no demand fixed there (so the placement lists it, and its host
+    /// counts as used), and the relationship's CoLocation, AntiCoLocation, NetMaxHops and
+    /// NetBandwidth policies hold against it.
     ///
     /// # Errors
     /// [`PlacementError::Invalid`] with every problem: unknown flavor or level, a volume
-    /// dimension the topology lacks, an unknown current leaf.
+    /// dimension the topology lacks, an unknown current leaf, a pre-existing resource such a
+    /// policy relates to whose leaf `current` does not give.
     pub fn from_template(
         template: &Template,
         topo: Arc<Topology>,
@@ -100,11 +104,69 @@ impl Instance {
                 });
             }
         }
+        // Pre-existing resources that placement rules relate to (hard or soft CoLocation,
+        // AntiCoLocation, NetMaxHops, NetBandwidth in a relationship): items of no demand
+        // fixed at the leaf `current` gives, or refused by name when it gives none.
+        let mut external: BTreeMap<String, ItemId> = BTreeMap::new();
+        let mut unknown_leaf = std::collections::BTreeSet::new();
+        for app in template.applications() {
+            let (Some(p), Subject::External(_, rid)) = (template.policy(app.policy), &app.subject)
+            else {
+                continue;
+            };
+            let placed = matches!(
+                p.kind,
+                PolicyKind::CoLocation { .. }
+                    | PolicyKind::AntiCoLocation { .. }
+                    | PolicyKind::NetMaxHops { .. }
+                    | PolicyKind::NetBandwidth { .. }
+            );
+            if !placed || external.contains_key(rid) || unknown_leaf.contains(rid) {
+                continue;
+            }
+            if items.iter().any(|i| &i.name == rid) {
+                problems.push(Problem {
+                    subject: p.path.clone(),
+                    message: format!("pre-existing resource `{rid}` has the name of a resource of the template; expected a distinct resource id"),
+                });
+                continue;
+            }
+            let Some(leaf) = current.get(rid).and_then(|l| topo.leaf(l)) else {
+                if let Some(l) = current.get(rid) {
+                    unknown_leaf.insert(rid.clone());
+                    problems.push(Problem {
+                        subject: format!("current.{rid}"),
+                        message: format!("unknown leaf `{l}`; expected a leaf of the topology"),
+                    });
+                } else {
+                    problems.push(Problem {
+                        subject: p.path.clone(),
+                        message: format!(
+                            "`{}` relates to pre-existing resource `{rid}`, whose location is not given; expected `{rid}: LEAF_ID` in the current placement (--current)",
+                            p.kind.type_name()
+                        ),
+                    });
+                }
+                continue;
+            };
+            external.insert(rid.clone(), items.len() as ItemId);
+            items.push(Item {
+                name: rid.clone(),
+                demand: vec![0; dims],
+                volume: false,
+                fixed: Some(leaf),
+                movable: false,
+                licenses: Vec::new(),
+            });
+        }
         for (name, leaf) in current {
+            if unknown_leaf.contains(name) {
+                continue;
+            }
             let Some(item) = items.iter().position(|i| &i.name == name) else {
                 problems.push(Problem {
                     subject: format!("current.{name}"),
-                    message: "not a server or volume of the template; expected a placed resource"
+                    message: "not a server or volume of the template, nor a pre-existing resource a placement relationship names; expected a placed resource"
                         .into(),
                 });
                 continue;
@@ -216,6 +278,11 @@ impl Instance {
                                     out.push((x, y));
                                 }
                             }
+                        }
+                    }
+                    Subject::External(a, rid) => {
+                        if let Some(&y) = external.get(rid) {
+                            out.extend(map(a).into_iter().map(|x| (x, y)));
                         }
                     }
                     _ => {}
