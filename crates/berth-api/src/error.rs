@@ -460,12 +460,14 @@ pub(crate) async fn error_shape(req: Request, next: Next) -> Response {
 }
 
 /// Parses a JSON body strictly (a repeated key is an error), rendering a failure in `dialect`
-/// with the field path and line:column of the problem.
-pub fn parse_body<T: serde::de::DeserializeOwned>(
+/// with the field path and line:column of the problem. Unknown fields are named back
+/// ([`crate::fields`]): near misses (and, in Berth's own dialect, every unknown field) are a
+/// 400 naming each of them; others are ignored with a warning in the answer and the log.
+pub fn parse_body<T: serde::de::DeserializeOwned + utoipa::ToSchema>(
     bytes: &[u8],
     dialect: Dialect,
 ) -> Result<T, ApiError> {
-    crate::body::decode(bytes).map_err(|p| {
+    let located = |p: crate::body::BodyProblem| {
         let mut err = ApiError::bad_request(format!("invalid JSON body: {}", p.message), dialect);
         err.diagnostics.push(DiagnosticBody {
             path: p.path,
@@ -474,5 +476,34 @@ pub fn parse_body<T: serde::de::DeserializeOwned>(
             message: p.message,
         });
         err
-    })
+    };
+    let tree: serde_json::Value = crate::body::decode(bytes).map_err(located)?;
+    let unknown = crate::fields::unknown_fields::<T>(&tree);
+    let (refused, ignored): (Vec<_>, Vec<_>) =
+        unknown.into_iter().partition(|u| u.refused(dialect));
+    if !refused.is_empty() {
+        let messages: Vec<String> = refused
+            .iter()
+            .map(crate::fields::Unknown::message)
+            .collect();
+        let mut err = ApiError::bad_request(messages.join("; "), dialect);
+        err.diagnostics = refused
+            .into_iter()
+            .zip(messages)
+            .map(|(u, message)| DiagnosticBody {
+                path: u.path,
+                line: 0,
+                column: 0,
+                message,
+            })
+            .collect();
+        return Err(err);
+    }
+    let value = crate::body::decode(bytes).map_err(located)?;
+    for u in ignored {
+        let message = u.message();
+        tracing::warn!(field = %u.path, body = %T::name(), "{message}");
+        crate::fields::warn(message);
+    }
+    Ok(value)
 }

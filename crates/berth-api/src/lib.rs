@@ -27,6 +27,7 @@
 pub mod admin;
 mod body;
 mod error;
+pub mod fields;
 pub mod has;
 mod openapi;
 pub mod promise;
@@ -298,6 +299,7 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         .route("/ui/api/place", get(ui::place_site).post(ui::place))
         .route("/ui/{*path}", get(ui::asset))
         .fallback(not_found)
+        .layer(middleware::from_fn(fields::collect))
         .layer(middleware::from_fn_with_state(state.clone(), auth))
         .layer(middleware::from_fn_with_state(
             (cfg.max_in_flight > 0)

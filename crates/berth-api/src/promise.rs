@@ -297,7 +297,8 @@ pub struct ReservationBody {
     pub reservation_id: Option<String>,
     /// Availability zone.
     pub zone: Option<String>,
-    /// Provider (pool) in the zone.
+    /// Provider (pool) in the zone. `provider-id` is accepted alike.
+    #[serde(alias = "provider-id")]
     pub provider: Option<String>,
     /// Start (default now).
     pub start: Option<DateTime<Utc>>,
@@ -493,7 +494,7 @@ pub async fn update_reservation(State(st): State<AppState>, body: Bytes) -> Resu
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
-struct IdBody {
+pub(crate) struct IdBody {
     reservation_id: Option<String>,
     instance_id: Option<String>,
 }
@@ -519,7 +520,8 @@ pub async fn cancel_reservation(State(st): State<AppState>, body: Bytes) -> Resu
 pub struct QueryBody {
     /// Zone.
     pub zone: Option<String>,
-    /// Provider.
+    /// Provider. `provider-id` is accepted alike.
+    #[serde(alias = "provider-id")]
     pub provider: Option<String>,
     /// Include the utilization timeline (default true, as in Promise's YANG).
     pub show_utilization: Option<bool>,
@@ -712,7 +714,8 @@ pub async fn query_reservation(State(st): State<AppState>, body: Bytes) -> Resul
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct InstanceBody {
-    /// Provider.
+    /// Provider; `provider` is accepted alike.
+    #[serde(alias = "provider")]
     pub provider_id: Option<String>,
     /// Reservation to draw from.
     pub reservation_id: Option<String>,
@@ -976,7 +979,8 @@ pub struct CapacityBody {
     pub source: Option<Value>,
     /// Zone of the pool (when `source` names a provider).
     pub zone: Option<String>,
-    /// Provider of the pool (instead of `source`).
+    /// Provider of the pool (instead of `source`). `provider-id` is accepted alike.
+    #[serde(alias = "provider-id")]
     pub provider: Option<String>,
     /// Start (default now).
     pub start: Option<DateTime<Utc>>,
@@ -1229,7 +1233,8 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
 pub struct CapacitySubscribeBody {
     /// Zone watched.
     pub zone: Option<String>,
-    /// Provider watched (default: the zone's sum).
+    /// Provider watched (default: the zone's sum). `provider-id` is accepted alike.
+    #[serde(alias = "provider-id")]
     pub provider: Option<String>,
     /// The pool watched, in any `source` form (pool id, `ResourcePool:…`, provider id,
     /// `ResourceProvider:…`, `{"id": …}`); overrides `provider`.
