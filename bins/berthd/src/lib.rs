@@ -6,6 +6,7 @@ pub use berth_config as config;
 mod conn;
 pub mod forward;
 pub mod loadtest;
+pub mod openstack;
 pub mod probe;
 pub mod tls;
 
@@ -240,14 +241,25 @@ pub async fn serve(
                 )
             })?;
     // The inventory is the source of truth: the calendar's `inventory` pools follow it from
-    // the start (a lost race among daemons recomputes, so the change lands once).
+    // the start (a lost race among daemons recomputes, so the change lands once). With
+    // `[openstack]` the cloud is the source (its pools always reconciled), and its servers
+    // boot through it; without, a discoverer answers `add-provider`'s Keystone endpoints.
+    let cloud = openstack::cloud(&cfg)?;
+    let source: Arc<dyn berth_service::InventorySource> = match &cloud {
+        Some(os) => Arc::clone(os) as _,
+        None => Arc::new(inventory_source(&cfg)),
+    };
     let inventory = InventoryReconciler::start(
         Arc::clone(&reservations),
-        Arc::new(inventory_source(&cfg)),
-        cfg.seed_capacity,
+        source,
+        cfg.seed_capacity || cloud.is_some(),
     )
     .await
     .context("cannot serve the inventory")?;
+    match &cloud {
+        Some(os) => reservations.set_vim(Arc::clone(os) as _),
+        None => reservations.set_vim(openstack::discoverer()),
+    }
     let plan_cfg = PlanConfig {
         workers: cfg.plans.workers.max(1),
         default_timeout: cfg.plans.default_timeout_secs,
@@ -280,6 +292,15 @@ pub async fn serve(
         None => reservations.spawn_leases(stop_rx.clone()),
     };
     let hangups = spawn_reload_on_hangup(Arc::clone(&inventory), stop_rx.clone());
+    let cloud_loop = match (&cloud, &cfg.openstack) {
+        (Some(os), Some(c)) => Some(os.spawn(
+            Arc::clone(&reservations),
+            Arc::clone(&inventory),
+            openstack::refresh(c),
+            stop_rx.clone(),
+        )),
+        _ => None,
+    };
     let timer = reservations.spawn_timer(Duration::from_secs(1), stop_rx);
     let api = berth_api::ApiConfig {
         auth,
@@ -351,6 +372,9 @@ pub async fn serve(
     let _ = stop_tx.send(true);
     let _ = timer.await;
     let _ = hangups.await;
+    if let Some(l) = cloud_loop {
+        let _ = l.await;
+    }
     if let Some(leases) = leases {
         let _ = leases.await;
     }

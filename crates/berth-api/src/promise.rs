@@ -930,7 +930,51 @@ pub async fn create_instance(
         .await
         .map_err(|e| svc_err(&e))?;
     let part = c.partition.as_deref();
-    let mut body = json!({"instance-id": berth_service::qualify(part, id)});
+    let instance = berth_service::qualify(part, id);
+    // A pool of a real cloud: the server boots on its host, or the instance is undone.
+    let vim = record.as_ref().and_then(|a| {
+        st.reservations
+            .vim()
+            .filter(|v| v.serves(&a.pool.provider.0))
+    });
+    let booted = match (vim, &record) {
+        (Some(vim), Some(a)) => {
+            let Some(flavor) = b.flavor.clone() else {
+                undo_instance(&st, part, id).await;
+                return Err(ApiError::bad_request(
+                    format!(
+                        "`flavor` is missing; provider `{}` boots servers, which need a flavor",
+                        a.pool.provider
+                    ),
+                    D,
+                ));
+            };
+            let req = berth_service::BootRequest {
+                instance: instance.clone(),
+                host: a.pool.zone.0.clone(),
+                name: b
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("berth-{instance}")),
+                flavor,
+                image: b.image.clone(),
+            };
+            match vim.boot(&req).await {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    undo_instance(&st, part, id).await;
+                    return Err(svc_err_at(&e, "flavor"));
+                }
+            }
+        }
+        _ => None,
+    };
+    let mut body = json!({"instance-id": instance});
+    if let Some(v) = booted {
+        body["server-id"] = json!(v.server);
+        body["host"] = json!(v.host);
+        body["status"] = json!(v.status);
+    }
     if let Some(a) = record {
         body["priority"] = serde_json::to_value(a.priority).unwrap_or_default();
         body["pool-id"] = json!(a.pool.to_string());
@@ -941,7 +985,19 @@ pub async fn create_instance(
     Ok(ok(body, "created-instance request accepted"))
 }
 
-/// `POST /destroy-instance`.
+/// Destroys an instance whose server could not boot (logged if even that fails).
+async fn undo_instance(st: &AppState, partition: Option<&str>, id: AllocationId) {
+    if let Err(e) = st
+        .reservations
+        .command_at(partition, Command::DestroyAllocation { id }, None)
+        .await
+    {
+        tracing::warn!(instance = %id, error = %e, "an instance whose server did not boot is left in the calendar");
+    }
+}
+
+/// `POST /destroy-instance`: deletes the instance's server first when its provider is a real
+/// cloud, then releases its amounts.
 pub async fn destroy_instance(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: IdBody = parse_body(&body, D)?;
     let s = b
@@ -956,6 +1012,19 @@ pub async fn destroy_instance(State(st): State<AppState>, body: Bytes) -> Result
         .and_then(|n| n.parse().ok())
         .map(AllocationId)
         .ok_or_else(|| not_found(format!("`instance-id`: instance `{s}` is unknown")))?;
+    if let Some(vim) = st.reservations.vim() {
+        let pool = st
+            .reservations
+            .read_at(partition.as_deref(), |c| c.allocation(id).map(|a| a.pool))
+            .await
+            .map_err(|e| svc_err(&e))?;
+        if pool.is_some_and(|p| vim.serves(&p.provider.0)) {
+            let instance = berth_service::qualify(partition.as_deref(), id);
+            vim.destroy(&instance)
+                .await
+                .map_err(|e| svc_err_at(&e, "instance-id"))?;
+        }
+    }
     st.reservations
         .command_at(
             partition.as_deref(),
@@ -1203,6 +1272,7 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
         .and_then(|t| t.get("name").or_else(|| t.get("id")))
         .and_then(Value::as_str)
         .map(str::to_owned);
+    let given_flavors = b.flavors.is_some();
     let info = ProviderInfo {
         id: String::new(),
         provider_type: b.provider_type,
@@ -1211,20 +1281,79 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
         tenant,
         flavors: flavors(b.flavors.unwrap_or_default())?,
     };
+    // A Keystone v3 endpoint and no catalog in the body: the cloud is asked.
+    let v3 = info
+        .endpoint
+        .as_deref()
+        .is_some_and(|e| e.trim_end_matches('/').ends_with("/v3"));
+    let discovery = match (st.reservations.vim(), v3 && !given_flavors) {
+        (Some(vim), true) => {
+            let (Some(username), Some(password)) = (b.username.clone(), b.password.clone()) else {
+                return Err(ApiError::bad_request(
+                    "`username` and `password` are needed to discover a Keystone v3 endpoint; or give `flavors` to register it as written",
+                    D,
+                ));
+            };
+            let d = berth_service::Discovery {
+                endpoint: info.endpoint.clone().unwrap_or_default(),
+                username,
+                password,
+                tenant: info.tenant.clone(),
+                region: info.region.clone(),
+            };
+            Some(
+                vim.discover(&d)
+                    .await
+                    .map_err(|e| svc_err_at(&e, "endpoint"))?,
+            )
+        }
+        _ => None,
+    };
+    let mut info = info;
+    if let Some(d) = &discovery {
+        info.flavors = d.info.flavors.clone();
+        info.region = info.region.or_else(|| d.info.region.clone());
+    }
     let credentials = match (b.username, b.password) {
         (Some(u), Some(p)) => Some(json!({"username": u, "password": p}).to_string()),
         _ => None,
     };
+    let flavors = info.flavors.clone();
     let id = st
         .reservations
         .add_provider(info, credentials)
         .await
         .map_err(|e| svc_err(&e))?;
     let pool = PoolKey::new(DEFAULT_ZONE, id.as_str()).to_string();
-    Ok(ok(
-        json!({"provider-id": id, "pool-id": pool}),
-        "provider added",
-    ))
+    let mut body = json!({"provider-id": id, "pool-id": pool});
+    if let Some(d) = discovery {
+        // Each host's free capacity becomes pool `<host>/<provider-id>`.
+        let mut pools = berth_service::InventoryPools::new(id.clone());
+        pools.pools = d.capacity.clone();
+        st.reservations
+            .reconcile(&pools)
+            .await
+            .map_err(|e| svc_err(&e))?;
+        let capacity: serde_json::Map<String, Value> = d
+            .capacity
+            .iter()
+            .map(|(host, a)| {
+                (
+                    PoolKey::new(host.as_str(), id.as_str()).to_string(),
+                    promise_amounts(a),
+                )
+            })
+            .collect();
+        if let Some(first) = capacity.keys().next() {
+            body["pool-id"] = json!(first);
+        }
+        body["capacity"] = Value::Object(capacity);
+        body["flavors"] = json!(flavors
+            .iter()
+            .map(|f| json!({"id": f.id, "name": f.name, "vcpus": f.vcpus, "ram": f.ram, "disk": f.disk}))
+            .collect::<Vec<_>>());
+    }
+    Ok(ok(body, "provider added"))
 }
 
 /// `POST /capacity/{kind}/subscribe` body.

@@ -150,6 +150,149 @@ pub struct Config {
     pub cluster: Cluster,
     /// A cloud selection policy (seed 002) applied to every homing plan's demands it names.
     pub cloud_policy: Option<CloudPolicy>,
+    /// A real OpenStack underneath: when set, the inventory is read from its Placement and
+    /// compute API instead of the inventory file, claims are written back and servers booted.
+    pub openstack: Option<OpenStack>,
+}
+
+/// `[openstack]`: the cloud Berth reads its inventory from, claims in and boots on.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OpenStack {
+    /// Keystone's v3 URL (`http://keystone:5000/v3`).
+    pub auth_url: String,
+    /// User name (password auth).
+    pub username: Option<String>,
+    /// Password (password auth; `BERTH_OPENSTACK_PASSWORD`).
+    pub password: Option<String>,
+    /// The user's domain.
+    #[serde(default = "default_domain")]
+    pub user_domain: String,
+    /// Project the token is scoped to (password auth).
+    pub project: Option<String>,
+    /// The project's domain.
+    #[serde(default = "default_domain")]
+    pub project_domain: String,
+    /// Application credential id (instead of a password).
+    pub application_credential_id: Option<String>,
+    /// Application credential secret (`BERTH_OPENSTACK_APPLICATION_CREDENTIAL_SECRET`).
+    pub application_credential_secret: Option<String>,
+    /// Region of the endpoints (default: the catalog's first).
+    pub region: Option<String>,
+    /// Interface of the endpoints: `public`, `internal` or `admin`.
+    #[serde(default = "default_interface")]
+    pub interface: String,
+    /// Provider name of its pools and candidates (`inventory_provider: openstack`).
+    #[serde(default = "default_os_provider")]
+    pub provider: String,
+    /// Candidates' `cloud_owner`.
+    pub cloud_owner: Option<String>,
+    /// Seconds between inventory refreshes (each reconciled with the calendar).
+    #[serde(default = "default_refresh")]
+    pub refresh_secs: u64,
+    /// Seconds a boot may take to go ACTIVE (and a delete to finish).
+    #[serde(default = "default_boot_deadline")]
+    pub boot_deadline_secs: u64,
+    /// Seconds one HTTP request to the cloud may take.
+    #[serde(default = "default_os_timeout")]
+    pub request_timeout_secs: u64,
+    /// Image booted when `create-instance` names none.
+    pub default_image: Option<String>,
+}
+
+fn default_domain() -> String {
+    "Default".into()
+}
+fn default_interface() -> String {
+    "public".into()
+}
+fn default_os_provider() -> String {
+    "openstack".into()
+}
+fn default_refresh() -> u64 {
+    60
+}
+fn default_boot_deadline() -> u64 {
+    120
+}
+fn default_os_timeout() -> u64 {
+    30
+}
+
+impl OpenStack {
+    /// The problems of its fields: one way to authenticate, complete; a known interface;
+    /// positive periods.
+    fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if !(self.auth_url.starts_with("http://") || self.auth_url.starts_with("https://")) {
+            out.push((
+                "openstack.auth_url",
+                format!(
+                    "[openstack] auth_url `{}` is not an http(s) URL; expected Keystone's v3 URL such as http://keystone:5000/v3",
+                    self.auth_url
+                ),
+            ));
+        }
+        let password = self.username.is_some() || self.password.is_some();
+        let appcred = self.application_credential_id.is_some()
+            || self.application_credential_secret.is_some();
+        match (password, appcred) {
+            (true, true) => out.push((
+                "openstack.application_credential_id",
+                "[openstack] has both a username/password and an application credential; expected one of them".into(),
+            )),
+            (false, false) => out.push((
+                "openstack.username",
+                "[openstack] has no credentials; expected username, password and project, or application_credential_id and application_credential_secret".into(),
+            )),
+            (true, false) => {
+                for (field, v) in [
+                    ("openstack.username", &self.username),
+                    ("openstack.password", &self.password),
+                    ("openstack.project", &self.project),
+                ] {
+                    if v.is_none() {
+                        out.push((field, format!("[openstack] {} is missing; password auth needs username, password and project", &field[10..])));
+                    }
+                }
+            }
+            (false, true) => {
+                for (field, v) in [
+                    ("openstack.application_credential_id", &self.application_credential_id),
+                    ("openstack.application_credential_secret", &self.application_credential_secret),
+                ] {
+                    if v.is_none() {
+                        out.push((field, format!("[openstack] {} is missing; application credential auth needs its id and secret", &field[10..])));
+                    }
+                }
+            }
+        }
+        if !matches!(self.interface.as_str(), "public" | "internal" | "admin") {
+            out.push((
+                "openstack.interface",
+                format!(
+                    "[openstack] interface `{}` is unknown; expected one of public, internal, admin",
+                    self.interface
+                ),
+            ));
+        }
+        for (field, v) in [
+            ("openstack.refresh_secs", self.refresh_secs),
+            ("openstack.boot_deadline_secs", self.boot_deadline_secs),
+            ("openstack.request_timeout_secs", self.request_timeout_secs),
+        ] {
+            if v == 0 {
+                out.push((
+                    field,
+                    format!(
+                        "[openstack] {} is 0; expected at least 1 second",
+                        &field[10..]
+                    ),
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// The cloud selection policy and the operator files it needs (YAML or JSON paths), as
@@ -422,6 +565,7 @@ impl Default for Config {
             log: Log::default(),
             cluster: Cluster::default(),
             cloud_policy: None,
+            openstack: None,
         }
     }
 }
@@ -600,6 +744,14 @@ impl Config {
                 }),
             }
         }
+        if let Some(os) = &mut c.openstack {
+            if let Some(v) = env("BERTH_OPENSTACK_PASSWORD") {
+                os.password = Some(v);
+            }
+            if let Some(v) = env("BERTH_OPENSTACK_APPLICATION_CREDENTIAL_SECRET") {
+                os.application_credential_secret = Some(v);
+            }
+        }
         problems.extend(c.cross_checks());
         match ConfigError::from_problems(problems) {
             None => Ok(c),
@@ -621,6 +773,9 @@ impl Config {
                     self.plans.threads
                 ),
             );
+        }
+        for (field, message) in self.openstack.iter().flat_map(OpenStack::problems) {
+            invalid(field, message);
         }
         if self.plans.claim_secs == 0 {
             invalid(

@@ -560,3 +560,49 @@ fn admin_credentials_from_file_and_env() {
         "{e}"
     );
 }
+
+#[test]
+fn openstack_takes_one_complete_way_to_authenticate() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let ok = write(
+        "ok.toml",
+        "[openstack]\nauth_url = \"http://127.0.0.1:5000/v3\"\nusername = \"berth\"\nproject = \"service\"\n",
+    );
+    let env = |k: &str| (k == "BERTH_OPENSTACK_PASSWORD").then(|| "s3cret".to_owned());
+    let c = Config::load(Some(&ok), env).unwrap();
+    let os = c.openstack.expect("section");
+    assert_eq!(os.password.as_deref(), Some("s3cret"));
+    assert_eq!(
+        (os.provider.as_str(), os.refresh_secs, os.interface.as_str()),
+        ("openstack", 60, "public")
+    );
+    let bad = write(
+        "bad.toml",
+        "[openstack]\nauth_url = \"keystone:5000\"\nusername = \"berth\"\napplication_credential_id = \"x\"\ninterface = \"private\"\nrefresh_secs = 0\n",
+    );
+    let e = Config::load(Some(&bad), |_| None).unwrap_err();
+    let text: Vec<String> = e.problems().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "[openstack] auth_url `keystone:5000` is not an http(s) URL; expected Keystone's v3 URL such as http://keystone:5000/v3",
+            "[openstack] has both a username/password and an application credential; expected one of them",
+            "[openstack] interface `private` is unknown; expected one of public, internal, admin",
+            "[openstack] refresh_secs is 0; expected at least 1 second",
+        ]
+    );
+    let half = write(
+        "half.toml",
+        "[openstack]\nauth_url = \"https://k/v3\"\napplication_credential_id = \"x\"\n",
+    );
+    let e = Config::load(Some(&half), |_| None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "[openstack] application_credential_secret is missing; application credential auth needs its id and secret"
+    );
+}

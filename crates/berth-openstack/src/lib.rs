@@ -30,4 +30,4 @@ pub mod writeback;
 pub use client::{Auth, Credentials, Session};
 pub use cloud::{Naming, ProviderState, Snapshot};
 pub use error::OpenStackError;
-pub use source::{OpenStack, discovered, service_error};
+pub use source::{Discoverer, OpenStack, discover, discovered, service_error};

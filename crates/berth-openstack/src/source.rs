@@ -29,6 +29,10 @@ pub struct OpenStack {
     scope: String,
     /// How long a boot or a delete may take.
     deadline: Duration,
+    /// Image booted when a request names none.
+    default_image: Option<String>,
+    /// The calendar whose claims are synced before a boot (set by [`OpenStack::spawn`]).
+    calendar: std::sync::OnceLock<std::sync::Weak<ReservationService>>,
 }
 
 /// An error of the cloud as the service's: unreachable or failing is `Unavailable`, a bad
@@ -67,7 +71,16 @@ impl OpenStack {
             naming,
             scope: scope.into(),
             deadline,
+            default_image: None,
+            calendar: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Boots `image` when a request names none.
+    #[must_use]
+    pub fn with_default_image(mut self, image: Option<String>) -> OpenStack {
+        self.default_image = image;
+        self
     }
 
     /// The session (for tests and tools that call the cloud directly).
@@ -142,6 +155,7 @@ impl OpenStack {
         mut stop: tokio::sync::watch::Receiver<bool>,
     ) -> tokio::task::JoinHandle<()> {
         let me = Arc::clone(self);
+        let _ = self.calendar.set(Arc::downgrade(&reservations));
         let mut changes = reservations.changes();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(refresh.max(Duration::from_secs(1)));
@@ -209,10 +223,21 @@ impl Vim for OpenStack {
 
     fn boot<'a>(&'a self, req: &'a BootRequest) -> VimFuture<'a, Booted> {
         Box::pin(async move {
+            let Some(image) = req.image.clone().or_else(|| self.default_image.clone()) else {
+                return Err(ServiceError::Invalid {
+                    message: "`image` is missing and [openstack] names no default_image".into(),
+                    field: Some("image"),
+                });
+            };
+            // A reservation's claim gives up what its new instance takes before Nova claims
+            // it, or a full host would refuse the boot.
+            if let Some(cal) = self.calendar.get().and_then(std::sync::Weak::upgrade) {
+                self.sync_claims(&cal).await?;
+            }
             let b = boot::Boot {
                 name: req.name.clone(),
                 flavor: req.flavor.clone(),
-                image: req.image.clone(),
+                image,
                 host: req.host.clone(),
                 instance: req.instance.clone(),
             };
@@ -243,35 +268,75 @@ impl Vim for OpenStack {
     }
 
     fn discover<'a>(&'a self, d: &'a Discovery) -> VimFuture<'a, Discovered> {
-        Box::pin(async move {
-            let auth = Auth {
-                auth_url: d.endpoint.clone(),
-                credentials: Credentials::Password {
-                    username: d.username.clone(),
-                    password: d.password.clone(),
-                    user_domain: "Default".into(),
-                    project: d.tenant.clone().unwrap_or_else(|| d.username.clone()),
-                    project_domain: "Default".into(),
-                },
-                region: d.region.clone(),
-                interface: self.session.auth().interface.clone(),
-                timeout: self.session.auth().timeout,
-            };
-            let cloud = OpenStack::new(
-                auth,
-                Naming {
-                    provider: String::new(),
-                    cloud_owner: None,
-                    endpoint: Some(d.endpoint.clone()),
-                    tenant: d.tenant.clone(),
-                },
-                self.scope.clone(),
-                self.deadline,
-            )
-            .map_err(service_error)?;
-            let snap = cloud.snapshot().await.map_err(service_error)?;
-            Ok(discovered(&snap, &cloud.naming))
+        let auth = self.session.auth();
+        Box::pin(discover(
+            d,
+            auth.interface.clone(),
+            auth.timeout,
+            self.deadline,
+        ))
+    }
+}
+
+/// Reads a cloud given to `add-provider`: Keystone password auth with its user and project
+/// (both in domain `Default`), then a snapshot.
+pub async fn discover(
+    d: &Discovery,
+    interface: String,
+    timeout: Duration,
+    deadline: Duration,
+) -> Result<Discovered, ServiceError> {
+    let auth = Auth {
+        auth_url: d.endpoint.clone(),
+        credentials: Credentials::Password {
+            username: d.username.clone(),
+            password: d.password.clone(),
+            user_domain: "Default".into(),
+            project: d.tenant.clone().unwrap_or_else(|| d.username.clone()),
+            project_domain: "Default".into(),
+        },
+        region: d.region.clone(),
+        interface,
+        timeout,
+    };
+    let naming = Naming {
+        provider: String::new(),
+        cloud_owner: None,
+        endpoint: Some(d.endpoint.clone()),
+        tenant: d.tenant.clone(),
+    };
+    let cloud = OpenStack::new(auth, naming, "discovery", deadline).map_err(service_error)?;
+    let snap = cloud.snapshot().await.map_err(service_error)?;
+    Ok(discovered(&snap, &cloud.naming))
+}
+
+/// The VIM of a daemon without a configured cloud: it boots nothing and discovers the clouds
+/// given to `add-provider`.
+#[derive(Debug, Clone)]
+pub struct Discoverer {
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+impl Vim for Discoverer {
+    fn serves(&self, _provider: &str) -> bool {
+        false
+    }
+
+    fn boot<'a>(&'a self, _req: &'a BootRequest) -> VimFuture<'a, Booted> {
+        Box::pin(async {
+            Err(ServiceError::Unavailable {
+                message: "no cloud is configured to boot servers ([openstack])".into(),
+            })
         })
+    }
+
+    fn destroy<'a>(&'a self, _instance: &'a str) -> VimFuture<'a, bool> {
+        Box::pin(async { Ok(false) })
+    }
+
+    fn discover<'a>(&'a self, d: &'a Discovery) -> VimFuture<'a, Discovered> {
+        Box::pin(discover(d, "public".into(), self.timeout, self.timeout))
     }
 }
 

@@ -553,6 +553,8 @@ pub struct ReservationService {
     opening: Mutex<()>,
     /// `opts.static_providers` as they stand (an inventory reload replaces its provider's).
     statics: std::sync::RwLock<Vec<ProviderInfo>>,
+    /// The VIM that boots the instances of the providers it serves.
+    vim: std::sync::RwLock<Option<Arc<dyn crate::Vim>>>,
 }
 
 impl ReservationService {
@@ -569,6 +571,7 @@ impl ReservationService {
         let statics = std::sync::RwLock::new(opts.static_providers.clone());
         let svc = ReservationService {
             statics,
+            vim: std::sync::RwLock::new(None),
             store,
             opts,
             clock,
@@ -1046,6 +1049,22 @@ impl ReservationService {
         match g.iter_mut().find(|p| p.id == info.id) {
             Some(p) => *p = info,
             None => g.push(info),
+        }
+    }
+
+    /// Boots and deletes the instances of the providers `vim` serves from now on.
+    pub fn set_vim(&self, vim: Arc<dyn crate::Vim>) {
+        match self.vim.write() {
+            Ok(mut g) => *g = Some(vim),
+            Err(poisoned) => *poisoned.into_inner() = Some(vim),
+        }
+    }
+
+    /// The VIM, if one is set.
+    pub fn vim(&self) -> Option<Arc<dyn crate::Vim>> {
+        match self.vim.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 

@@ -24,8 +24,8 @@ pub struct BootRequest {
     pub name: String,
     /// Flavor id or name.
     pub flavor: String,
-    /// Image id or name.
-    pub image: String,
+    /// Image id or name (`None`: the VIM's default image).
+    pub image: Option<String>,
 }
 
 /// A server booted.

@@ -45,6 +45,7 @@ mod failover;
 mod healthcheck;
 mod hostile;
 mod kills;
+mod openstack;
 mod overload;
 mod partitions;
 #[cfg(berth_test_postgres)]
