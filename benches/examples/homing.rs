@@ -1,7 +1,11 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--forget] [--trace] [--explain] [--stats] [--plan OUT]` (`--explain`: why
+//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` (each instance as `NAME.json`, and as the
+//! files a user gives `berth solve`: `NAME.template.yaml` and `NAME.inventory.yaml`, see
+//! `berth_benches::homing_files`), `homing check FILE OUTCOME` (`berth solve -o json`'s
+//! outcome for the instance's files, re-checked against the instance alone: one JSON line as
+//! `solve` prints, without seconds) and `homing solve FILE --limit SECONDS [--node-limit N] [--threads N] [--seed N] [--lp N|off] [--forget] [--trace] [--explain] [--stats] [--plan OUT]` (`--explain`: why
 //! an infeasible instance is infeasible, on stderr; `--plan`: the plan found, each demand's
 //! candidate, as a JSON array; `--node-limit`: stop after N nodes of all threads, the
 //! same search run after run; `--stats`: the search's counters, on stderr; `--forget`: no
@@ -14,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use berth_benches::homing::{Instance, SIZES, check, generate, to_problem};
+use berth_benches::homing_files::to_files;
 use berth_solver::{Outcome, Progress, SolveOptions};
 
 /// `--trace`: each better plan on stderr, with the seconds since the start and the bound.
@@ -41,6 +46,7 @@ fn main() -> ExitCode {
     match (args.first().map(String::as_str), args.get(1)) {
         (Some("gen"), Some(dir)) => gen_all(dir, &args),
         (Some("solve"), Some(file)) => solve(file, &args),
+        (Some("check"), Some(file)) => check_outcome(file, args.get(2)),
         _ => {
             eprintln!(
                 "usage: homing gen DIR [--sizes 4x20,...] [--seeds N] | homing solve FILE --limit SECONDS [--threads N]"
@@ -72,10 +78,23 @@ fn gen_all(dir: &str, args: &[String]) -> ExitCode {
         for seed in 1..=seeds {
             let inst = generate(n, m, seed);
             let path = format!("{dir}/{}.json", inst.name);
+            let (template, inventory) = match to_files(&inst) {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("cannot write {} as files: {e}", inst.name);
+                    return ExitCode::from(2);
+                }
+            };
             let text = serde_json::to_string(&inst).unwrap_or_default();
-            if let Err(e) = std::fs::write(&path, text) {
-                eprintln!("cannot write {path}: {e}");
-                return ExitCode::from(2);
+            for (p, t) in [
+                (path.clone(), text),
+                (format!("{dir}/{}.template.yaml", inst.name), template),
+                (format!("{dir}/{}.inventory.yaml", inst.name), inventory),
+            ] {
+                if let Err(e) = std::fs::write(&p, t) {
+                    eprintln!("cannot write {p}: {e}");
+                    return ExitCode::from(2);
+                }
             }
             println!("{path}");
         }
@@ -146,6 +165,7 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
     {
         eprintln!("{:?}", o.stats());
     }
+    let bound = out.as_ref().ok().and_then(Outcome::bound);
     let (status, objective, values, nodes) = match &out {
         Ok(Outcome::Solved {
             solutions,
@@ -187,8 +207,80 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
         "name": inst.name,
         "status": status,
         "objective": objective,
+        "bound": bound,
         "seconds": secs,
         "nodes": nodes,
+    });
+    println!("{line}");
+    ExitCode::SUCCESS
+}
+
+fn read_instance(file: &str) -> Result<Instance, String> {
+    std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        .map_err(|e| format!("cannot read {file}: {e}"))
+}
+
+/// `berth solve`'s outcome on the instance's files, its plan re-checked against the instance.
+fn check_outcome(file: &str, outcome: Option<&String>) -> ExitCode {
+    let inst = match read_instance(file) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(o) = outcome else {
+        eprintln!("usage: homing check FILE OUTCOME");
+        return ExitCode::from(2);
+    };
+    let v: serde_json::Value = match std::fs::read_to_string(o)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("cannot read {o}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let best = &v["solutions"][0];
+    let objective = best["objective"].as_f64();
+    // Each demand's candidate `c<i>` back to the instance's value `i`.
+    let values: Option<Vec<u32>> = (0..inst.demands.len())
+        .map(|d| {
+            best["placements"][format!("d{d}")]["candidate_id"]
+                .as_str()?
+                .strip_prefix('c')?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let status = match (v["status"].as_str(), v["optimal"].as_bool()) {
+        (Some("solved"), Some(true)) => "OPTIMAL",
+        (Some("solved"), _) => "FEASIBLE",
+        (Some("not found"), _)
+            if v["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("no plan:")) =>
+        {
+            "INFEASIBLE"
+        }
+        (Some("not found"), _) => "UNKNOWN",
+        _ => "ERROR",
+    };
+    let status = match (status, values.as_deref().map(|x| check(&inst, x))) {
+        ("OPTIMAL" | "FEASIBLE", Some(Some(c))) if Some(c as f64) == objective => status,
+        ("OPTIMAL" | "FEASIBLE", _) => "WRONG",
+        (s, _) => s,
+    };
+    let line = serde_json::json!({
+        "name": inst.name,
+        "status": status,
+        "objective": objective,
+        "bound": v["bound"],
+        "nodes": v["stats"]["nodes"],
     });
     println!("{line}");
     ExitCode::SUCCESS

@@ -43,6 +43,15 @@ pub struct Demand {
     pub allowed: Vec<u32>,
     /// Cost of each candidate (weight * km to the customer), one per candidate.
     pub cost: Vec<i64>,
+    /// The weight of its distance to the customer.
+    #[serde(default)]
+    pub weight: i64,
+    /// The owner it refuses.
+    #[serde(default)]
+    pub banned_owner: u32,
+    /// The point its candidates must be within [`LOCATION_KM`] of, if any.
+    #[serde(default)]
+    pub location: Option<(i64, i64)>,
 }
 
 /// `a` and `b` within `max_km` of each other (compared as squares of integers).
@@ -75,6 +84,9 @@ pub struct Instance {
     pub same_group: Vec<Vec<u32>>,
     /// Demand sets on pairwise distinct candidates.
     pub anti_affinity: Vec<Vec<u32>>,
+    /// The customer's point (costs are weighted km to it).
+    #[serde(default)]
+    pub customer: (i64, i64),
 }
 
 /// The sizes of the benchmark, `(demands, candidates)`; the last three add groups and
@@ -100,7 +112,7 @@ const MAP_KM: i64 = 2000;
 /// Zones per side of the map (zones are squares).
 const ZONES_PER_SIDE: i64 = 4;
 /// `distance_to_location` radius, km.
-const LOCATION_KM: i64 = 700;
+pub const LOCATION_KM: i64 = 700;
 /// `distance_between_demands` limit, km.
 const NEAR_KM: i64 = 500;
 /// Owners; each demand accepts all but one.
@@ -130,7 +142,8 @@ impl Rng {
     }
 }
 
-fn dist2(ax: i64, ay: i64, bx: i64, by: i64) -> i64 {
+/// The squared distance between two points of the map.
+pub fn dist2(ax: i64, ay: i64, bx: i64, by: i64) -> i64 {
     (ax - bx).pow(2) + (ay - by).pow(2)
 }
 
@@ -178,6 +191,9 @@ pub fn generate(demands: usize, candidates: usize, seed: u64) -> Instance {
             vcpus,
             allowed,
             cost,
+            weight,
+            banned_owner,
+            location,
         });
     }
     let n = demands as u64;
@@ -230,6 +246,7 @@ pub fn generate(demands: usize, candidates: usize, seed: u64) -> Instance {
         near,
         same_group,
         anti_affinity,
+        customer: (cx, cy),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Shared helpers for the criterion benchmarks.
 
 pub mod homing;
+pub mod homing_files;
 pub mod placement;
 pub mod resolve;
 

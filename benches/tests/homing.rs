@@ -88,3 +88,33 @@ fn berth_proves_the_cpsat_optima() {
         assert!(given > 0, "{}: no subtree given", inst.name);
     }
 }
+
+/// The instances as a user's files (template and inventory) through `berth_engine::plan`:
+/// the optimum the solver API proves, and a plan that passes the instance checker.
+#[test]
+fn the_files_plan_to_the_same_optimum() {
+    use berth_benches::homing_files::to_files;
+    for (n, m, seed, optimum) in PROVEN.into_iter().chain([(40, 500, 6, 19147)]) {
+        let inst = generate(n, m, seed);
+        let (template, inventory) = to_files(&inst).expect("an exact encoding");
+        let t = berth_template::load(&template, &Default::default())
+            .unwrap_or_else(|d| panic!("{}: template invalid: {d:?}", inst.name));
+        let inv = berth_inventory::StaticProvider::parse(&inventory)
+            .unwrap_or_else(|e| panic!("{}: inventory invalid: {e}", inst.name));
+        let out = berth_engine::plan(&t, &inv, &berth_engine::PlanOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", inst.name));
+        assert!(out.optimal, "{}: {}", inst.name, out.message);
+        assert_eq!(out.solutions[0].objective, optimum as f64, "{}", inst.name);
+        assert_eq!(out.bound, Some(optimum as f64), "{}", inst.name);
+        let values: Vec<u32> = (0..n)
+            .map(|d| {
+                let id = out.solutions[0].placements[&format!("d{d}")]["candidate_id"]
+                    .as_str()
+                    .and_then(|s| s.strip_prefix('c'))
+                    .and_then(|s| s.parse().ok());
+                id.unwrap_or_else(|| panic!("{}: d{d} has no candidate c<i>", inst.name))
+            })
+            .collect();
+        assert_eq!(check(&inst, &values), Some(optimum), "{}", inst.name);
+    }
+}

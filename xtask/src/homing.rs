@@ -4,8 +4,15 @@
 //! (`berth-benches` example `homing`, release build, in-process solver API) and CP-SAT
 //! (`benches/homing/cpsat.py`, OR-Tools in a venv under `target/bench-homing/venv`, never a
 //! product dependency) read the same file, one after the other, with the same time limit.
-//! Fails when Berth returns a plan its checker rejects, or proves an optimum different from one
-//! CP-SAT proves, or proves infeasible what CP-SAT solved (or the reverse).
+//! Each instance is also written as the files a user gives `berth solve` (a template and an
+//! inventory, `berth_benches::homing_files`) and solved by the release `berth` binary, a fresh
+//! process per instance timed from start to exit, beside the in-process solver API; its plan is
+//! re-checked against the instance (`homing check`).
+//! Fails when Berth returns a plan its checker rejects (either path), or proves an optimum
+//! different from one CP-SAT proves, or the solver API and `berth solve` both prove different
+//! optima, or one proves infeasible what another solved.
+//! `--speedup` also solves each instance with the solver API on one thread, and reports two
+//! threads against one in the same run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +26,17 @@ use crate::{cargo, root, run};
 struct Answer {
     status: String,
     objective: Option<f64>,
+    /// The proven bound (Berth only).
+    bound: Option<f64>,
     seconds: f64,
+}
+
+impl Answer {
+    /// The relative gap as `berth solve` reports it.
+    fn gap(&self) -> Option<f64> {
+        let (o, b) = (self.objective?, self.bound?);
+        Some((o - b).abs() / o.abs().max(1.0))
+    }
 }
 
 fn parse(out: &[u8]) -> Result<Answer> {
@@ -29,7 +46,79 @@ fn parse(out: &[u8]) -> Result<Answer> {
     Ok(Answer {
         status: v["status"].as_str().unwrap_or("?").to_string(),
         objective: v["objective"].as_f64(),
+        bound: v["bound"].as_f64(),
         seconds: v["seconds"].as_f64().unwrap_or(f64::NAN),
+    })
+}
+
+fn gap_text(a: &Answer) -> String {
+    match a.gap() {
+        None => "-".to_string(),
+        Some(0.0) => "0".to_string(),
+        Some(g) => format!("{:.3}%", 100.0 * g),
+    }
+}
+
+/// The Berth runner on `file` through the solver API, in-process.
+fn api(exe: &Path, file: &str, limit: &str, threads: &str) -> Result<Answer> {
+    let o = Command::new(exe)
+        .args(["solve", file, "--limit", limit, "--threads", threads])
+        .output()
+        .context("cannot run the Berth runner")?;
+    if !o.status.success() {
+        bail!(
+            "Berth runner failed on {file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    parse(&o.stdout)
+}
+
+/// `berth solve` on the instance's files, a fresh process timed from start to exit, its
+/// outcome re-checked against the instance by the runner.
+fn cli(berth: &Path, runner: &Path, file: &str, limit: &str, threads: &str) -> Result<Answer> {
+    let stem = file.strip_suffix(".json").unwrap_or(file);
+    let (template, inventory) = (
+        format!("{stem}.template.yaml"),
+        format!("{stem}.inventory.yaml"),
+    );
+    let start = std::time::Instant::now();
+    let o = Command::new(berth)
+        .args(["solve", &template, "--inventory", &inventory])
+        .args([
+            "--time-limit",
+            limit,
+            "--threads",
+            threads,
+            "-o",
+            "json",
+            "-q",
+        ])
+        .output()
+        .context("cannot run berth solve")?;
+    let seconds = start.elapsed().as_secs_f64();
+    // 0: a plan; 1: none (infeasible, or none before the limit); anything else is a failure.
+    if !matches!(o.status.code(), Some(0 | 1)) {
+        bail!(
+            "berth solve failed on {template}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let outcome = format!("{stem}.outcome.json");
+    std::fs::write(&outcome, &o.stdout).with_context(|| format!("cannot write {outcome}"))?;
+    let c = Command::new(runner)
+        .args(["check", file, &outcome])
+        .output()
+        .context("cannot run the Berth runner")?;
+    if !c.status.success() {
+        bail!(
+            "checking berth solve's outcome on {file} failed: {}",
+            String::from_utf8_lossy(&c.stderr)
+        );
+    }
+    Ok(Answer {
+        seconds,
+        ..parse(&c.stdout)?
     })
 }
 
@@ -88,6 +177,21 @@ fn show(a: Option<&Answer>) -> String {
     }
 }
 
+/// Where two answers on one instance contradict each other: different proven optima, or a
+/// proof of infeasibility against a plan.
+fn disagree(name: &str, (x, a): (&str, &Answer), (y, b): (&str, &Answer)) -> Option<String> {
+    let solved = |s: &str| s == "OPTIMAL" || s == "FEASIBLE";
+    if a.status == "OPTIMAL" && b.status == "OPTIMAL" && a.objective != b.objective {
+        return Some(format!(
+            "{name}: {x} proves {:?}, {y} proves {:?}",
+            a.objective, b.objective
+        ));
+    }
+    ((a.status == "INFEASIBLE" && solved(&b.status))
+        || (b.status == "INFEASIBLE" && solved(&a.status)))
+    .then(|| format!("{name}: {x} {}, {y} {}", a.status, b.status))
+}
+
 pub(crate) fn bench(args: &[String]) -> Result<()> {
     let limit = flag(args, "--limit").unwrap_or("20");
     let workers = flag(args, "--workers").unwrap_or("2");
@@ -110,7 +214,12 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         "homing",
     ]);
     run("build the Berth runner (release)", b)?;
+    let mut b = cargo();
+    b.args(["build", "--release", "-q", "-p", "berth", "--bin", "berth"]);
+    run("build berth (release)", b)?;
     let exe = target.join("release/examples/homing");
+    let berth_exe = target.join("release/berth");
+    let speedup = args.iter().any(|a| a == "--speedup");
     let mut gen_cmd = Command::new(&exe);
     gen_cmd.arg("gen").arg(&inst_dir);
     for f in ["--sizes", "--seeds"] {
@@ -133,15 +242,19 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
     };
     let script = root().join("benches/homing/cpsat.py");
     println!(
-        "\ntime limit {limit} s each; CP-SAT with {workers} workers, Berth with {threads} threads; ratio = CP-SAT time / Berth time\n"
+        "\ntime limit {limit} s each; CP-SAT with {workers} workers, Berth with {threads} threads; \
+         Berth: the solver API in-process, then `berth solve` on the instance's files (a fresh \
+         process, its whole time); gap: the API's plan to its proven bound; ratio = CP-SAT time / \
+         Berth (API) time\n"
     );
     println!(
-        "| instance | CP-SAT status | CP-SAT objective | CP-SAT s | Berth status | Berth objective | Berth s | ratio |"
+        "| instance | CP-SAT status | CP-SAT objective | CP-SAT s | Berth status | Berth objective | Berth s | gap | berth solve status | berth solve objective | berth solve s | ratio |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut bugs = Vec::new();
-    let (mut t_cp, mut t_berth) = (0.0, 0.0);
+    let (mut t_cp, mut t_berth, mut t_cli) = (0.0, 0.0, 0.0);
     let mut pairs: Vec<(String, Answer, Answer)> = Vec::new();
+    let mut threads1: Vec<(String, Answer, Answer)> = Vec::new();
     for f in &files {
         let name = Path::new(f)
             .file_stem()
@@ -164,47 +277,46 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
             }
             None => None,
         };
-        let o = Command::new(&exe)
-            .args(["solve", f, "--limit", limit, "--threads", threads])
-            .output()
-            .context("cannot run the Berth runner")?;
-        if !o.status.success() {
-            bail!(
-                "Berth runner failed on {name}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        let berth = parse(&o.stdout)?;
+        let berth = api(&exe, f, limit, threads)?;
+        let user = cli(&berth_exe, &exe, f, limit, threads)?;
         let ratio = cp.as_ref().map_or("-".to_string(), |c| {
             format!("{:.1}", c.seconds / berth.seconds)
         });
         println!(
-            "| {name} {}{}| {ratio} |",
+            "| {name} {}{}| {} {}| {ratio} |",
             show(cp.as_ref()),
-            show(Some(&berth))
+            show(Some(&berth)),
+            gap_text(&berth),
+            show(Some(&user))
         );
         if let Some(c) = &cp {
             t_cp += c.seconds;
-            if c.status == "OPTIMAL" && berth.status == "OPTIMAL" && c.objective != berth.objective
-            {
-                bugs.push(format!(
-                    "{name}: Berth proves {:?}, CP-SAT proves {:?}",
-                    berth.objective, c.objective
-                ));
-            }
-            let solved = |s: &str| s == "OPTIMAL" || s == "FEASIBLE";
-            if (c.status == "INFEASIBLE" && solved(&berth.status))
-                || (berth.status == "INFEASIBLE" && solved(&c.status))
-            {
-                bugs.push(format!(
-                    "{name}: Berth {}, CP-SAT {}",
-                    berth.status, c.status
-                ));
-            }
+            bugs.extend(disagree(&name, ("Berth", &berth), ("CP-SAT", c)));
+            bugs.extend(disagree(&name, ("berth solve", &user), ("CP-SAT", c)));
         }
+        bugs.extend(disagree(
+            &name,
+            ("the solver API", &berth),
+            ("berth solve", &user),
+        ));
         t_berth += berth.seconds;
+        t_cli += user.seconds;
         if berth.status == "WRONG" {
             bugs.push(format!("{name}: Berth's plan fails the instance checker"));
+        }
+        if user.status == "WRONG" || user.status == "ERROR" {
+            bugs.push(format!(
+                "{name}: berth solve's plan fails the instance checker (or its answer is an error)"
+            ));
+        }
+        if speedup {
+            let one = api(&exe, f, limit, "1")?;
+            bugs.extend(disagree(
+                &name,
+                ("one thread", &one),
+                ("two threads", &berth),
+            ));
+            threads1.push((name.clone(), one, api_copy(&berth)));
         }
         if let Some(c) = cp {
             pairs.push((name, c, berth));
@@ -216,13 +328,19 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         "-".to_string()
     };
     println!(
-        "| **total** | | | {} | | | {t_berth:.3} | {total_ratio} |",
+        "| **total** | | | {} | | | {t_berth:.3} | | | | {t_cli:.3} | {total_ratio} |",
         if py.is_some() {
             format!("{t_cp:.3}")
         } else {
             "-".to_string()
         }
     );
+    if speedup {
+        println!();
+        for line in speedup_table(&threads1, threads) {
+            println!("{line}");
+        }
+    }
     if !pairs.is_empty() {
         println!();
         for line in summary(&pairs) {
@@ -233,6 +351,56 @@ pub(crate) fn bench(args: &[String]) -> Result<()> {
         bail!("Berth disagrees:\n  {}", bugs.join("\n  "));
     }
     Ok(())
+}
+
+fn api_copy(a: &Answer) -> Answer {
+    Answer {
+        status: a.status.clone(),
+        objective: a.objective,
+        bound: a.bound,
+        seconds: a.seconds,
+    }
+}
+
+/// One thread against `threads` (the solver API, same run): time to proof where both prove,
+/// objective and gap at the limit where either does not.
+fn speedup_table(rows: &[(String, Answer, Answer)], threads: &str) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "| instance | 1 thread status | objective | gap | s | {threads} threads status | objective | gap | s | speedup |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|".to_string(),
+    ];
+    let (mut t1, mut tn) = (0.0, 0.0);
+    for (name, one, many) in rows {
+        let proven = one.status == "OPTIMAL" && many.status == "OPTIMAL";
+        let speed = if proven {
+            t1 += one.seconds;
+            tn += many.seconds;
+            format!("{:.2}", one.seconds / many.seconds)
+        } else {
+            "-".to_string()
+        };
+        let obj = |a: &Answer| a.objective.map_or("-".to_string(), |o| format!("{o}"));
+        out.push(format!(
+            "| {name} | {} | {} | {} | {:.4} | {} | {} | {} | {:.4} | {speed} |",
+            one.status,
+            obj(one),
+            gap_text(one),
+            one.seconds,
+            many.status,
+            obj(many),
+            gap_text(many),
+            many.seconds
+        ));
+    }
+    if tn > 0.0 {
+        out.push(format!(
+            "\nproven by both: 1 thread {t1:.3} s, {threads} threads {tn:.3} s, speedup {:.2}",
+            t1 / tn
+        ));
+    }
+    out
 }
 
 /// The issue's targets read off one table: time on the instances both prove (in total and

@@ -21,9 +21,11 @@ commands:
           it before the tests
   tidy    layering rule, `//!` headers, no ignored or should-panic tests
   bench   run the criterion benches briefly (extra arguments go to cargo bench)
-  bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--threads N] [--no-cpsat]
+  bench-homing  [--limit S] [--sizes 4x20,15x150] [--seeds N] [--workers N] [--threads N] [--no-cpsat] [--speedup]
           Berth and CP-SAT (ortools in a venv under target/) on the same seeded homing
-          instances, one table; fails if Berth proves a different optimum
+          instances, one table; Berth through the solver API and through `berth solve` on the
+          instance's template and inventory files (release, a process each); fails if any two
+          prove different optima or Berth's plan fails the checker; --speedup: also one thread
   bench-roadef  [--seconds S] [--instances a1_1,a2_1,...] [--seed N] [--threads N] [--data DIR]
           the machine reassignment search on the ROADEF/EURO 2012 instances (release build),
           each solution checked independently, next to the winner's results and lower bounds
