@@ -503,7 +503,8 @@ pub(crate) struct IdBody {
 pub async fn cancel_reservation(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: IdBody = parse_body(&body, D)?;
     let (partition, id) = reservation_id(&st, b.reservation_id.as_deref())?;
-    st.reservations
+    let c = st
+        .reservations
         .command_at(
             partition.as_deref(),
             Command::CancelReservation { id },
@@ -511,7 +512,15 @@ pub async fn cancel_reservation(State(st): State<AppState>, body: Bytes) -> Resu
         )
         .await
         .map_err(|e| svc_err_at(&e, "reservation-id"))?;
-    Ok(ok(json!({}), "reservation canceled"))
+    // The live instances the cancel ended with it.
+    let ended: Vec<String> = match &c.outcome.applied {
+        Applied::ReservationCancelled { terminated, .. } => terminated
+            .iter()
+            .map(|a| berth_service::qualify(c.partition.as_deref(), a))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(ok(json!({"instances": ended}), "reservation canceled"))
 }
 
 /// `query-reservation` / `query-capacity` body.
@@ -1101,11 +1110,13 @@ async fn change_capacity(st: AppState, body: Bytes, increase: bool) -> Result<Re
         .command(cmd, None)
         .await
         .map_err(|e| svc_err(&e))?;
-    let at_risk = match &c.outcome.applied {
-        Applied::CapacityChanged { at_risk, .. } => {
-            serde_json::to_value(at_risk).unwrap_or_default()
-        }
-        _ => json!([]),
+    // Records by the ids every other answer uses (`r4`, `a2`).
+    let at_risk: Vec<String> = match &c.outcome.applied {
+        Applied::CapacityChanged { at_risk, .. } => at_risk
+            .iter()
+            .map(|r| berth_service::inventory::record_id(c.partition.as_deref(), *r))
+            .collect(),
+        _ => Vec::new(),
     };
     let msg = if increase {
         "capacity increase successful"
@@ -1464,10 +1475,37 @@ pub struct FilterBody {
     pub events: Vec<String>,
 }
 
+/// The event names a reservation subscription may filter on (`filters.events`).
+pub const RESERVATION_EVENTS: &[&str] = &[
+    "allocation-terminated",
+    "commitment-at-risk",
+    "reservation-cancelled",
+    "reservation-ended",
+    "reservation-expired",
+    "reservation-expiring-soon",
+    "reservation-preempted",
+    "reservation-started",
+];
+
 /// `POST /reservation/subscribe`.
 pub async fn reservation_subscribe(State(st): State<AppState>, body: Bytes) -> Result<Response> {
     let b: ReservationSubscribeBody = parse_body(&body, D)?;
     names(&[("filters.zone", b.filters.zone.as_deref())])?;
+    for (i, e) in b.filters.events.iter().enumerate() {
+        if !RESERVATION_EVENTS.contains(&e.as_str()) {
+            let known: Vec<String> = RESERVATION_EVENTS.iter().map(|s| (*s).to_owned()).collect();
+            let near = crate::fields::near_miss(e, &known)
+                .map_or_else(String::new, |n| format!("did you mean `{n}`? "));
+            return Err(ApiError::bad_field(
+                &format!("filters.events[{i}]"),
+                format!(
+                    "`filters.events[{i}]` is `{e}`, no event name; {near}expected one of {}",
+                    RESERVATION_EVENTS.join(", ")
+                ),
+                D,
+            ));
+        }
+    }
     let f = ReservationFilter {
         reservation: b.filters.reservation_id,
         zone: b.filters.zone,

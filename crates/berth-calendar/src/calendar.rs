@@ -326,6 +326,11 @@ impl Calendar {
         Ok((SubscriptionId(self.next_sub), out))
     }
 
+    /// The threshold subscription `id`, while it exists.
+    pub fn threshold_subscription(&self, id: SubscriptionId) -> Option<&ThresholdSubscription> {
+        self.subs.get(&id).map(|s| &s.spec)
+    }
+
     // ----- internal helpers --------------------------------------------------------------
 
     fn intern(&mut self, d: &Dimension) -> Result<u16, CalendarError> {

@@ -498,6 +498,16 @@ pub enum Event {
         /// Which.
         reservation: ReservationId,
     },
+    /// A reservation was cancelled on request (`cancel-reservation`); its live allocations
+    /// ended with it (each an [`Event::AllocationTerminated`] before this).
+    ReservationCancelled {
+        /// When.
+        at: DateTime<Utc>,
+        /// Which.
+        reservation: ReservationId,
+        /// The allocations (instances) it ended.
+        terminated: Vec<AllocationId>,
+    },
     /// A reservation was cancelled by a higher-priority one.
     ReservationPreempted {
         /// When.

@@ -192,12 +192,7 @@ impl Inner {
     fn notifications(&self, events: &[Event]) -> Vec<Notification> {
         let mut out = Vec::new();
         for e in events {
-            let mut body = serde_json::to_value(e).unwrap_or_default();
-            // Webhooks are Promise subscriptions: dimensions by their Promise names (`cores`).
-            if let Event::CapacityThreshold { dimension, .. } = e {
-                body["dimension"] =
-                    serde_json::json!(berth_units::dimension::Dialect::Promise.name(&dimension.0));
-            }
+            let body = self.wire_event(e);
             let name = body
                 .get("event")
                 .and_then(|v| v.as_str())
@@ -223,6 +218,76 @@ impl Inner {
         out
     }
 
+    /// An event as webhooks carry it: records by the ids every answer uses (`r4`, `a2`,
+    /// qualified by partition), pools as `<zone>/<provider>`, dimensions by their Promise
+    /// names (`cores`); a threshold event names the pool it watches (`pool`, absent for a
+    /// zone's sum) beside the zone.
+    fn wire_event(&self, e: &Event) -> serde_json::Value {
+        use serde_json::json;
+        let p = &self.prefix;
+        let mut body = serde_json::to_value(e).unwrap_or_default();
+        match e {
+            Event::ReservationStarted { reservation, .. }
+            | Event::ReservationExpiringSoon { reservation, .. }
+            | Event::ReservationExpired { reservation, .. }
+            | Event::ReservationEnded { reservation, .. } => {
+                body["reservation"] = json!(format!("{p}{reservation}"));
+            }
+            Event::ReservationCancelled {
+                reservation,
+                terminated,
+                ..
+            } => {
+                body["reservation"] = json!(format!("{p}{reservation}"));
+                body["terminated"] = json!(
+                    terminated
+                        .iter()
+                        .map(|a| format!("{p}{a}"))
+                        .collect::<Vec<_>>()
+                );
+            }
+            Event::ReservationPreempted {
+                reservation, by, ..
+            } => {
+                body["reservation"] = json!(format!("{p}{reservation}"));
+                body["by"] = json!(format!("{p}{by}"));
+            }
+            Event::AllocationTerminated {
+                allocation,
+                reservation,
+                ..
+            } => {
+                body["allocation"] = json!(format!("{p}{allocation}"));
+                body["reservation"] = json!(reservation.map(|r| format!("{p}{r}")));
+            }
+            Event::CommitmentAtRisk { record, pool, .. } => {
+                body["record"] = json!(match record {
+                    RecordRef::Reservation(r) => format!("{p}{r}"),
+                    RecordRef::Allocation(a) => format!("{p}{a}"),
+                });
+                body["pool"] = json!(pool.to_string());
+            }
+            Event::CapacityThreshold {
+                subscription,
+                zone,
+                dimension,
+                ..
+            } => {
+                body["subscription"] = json!(format!("{p}{subscription}"));
+                body["dimension"] =
+                    json!(berth_units::dimension::Dialect::Promise.name(&dimension.0));
+                if let Some(provider) = self
+                    .cal
+                    .threshold_subscription(*subscription)
+                    .and_then(|s| s.provider.as_ref())
+                {
+                    body["pool"] = json!(format!("{}/{}", zone, provider));
+                }
+            }
+        }
+        body
+    }
+
     fn filter_matches(&self, f: &ReservationFilter, e: &Event, name: &str) -> bool {
         if !f.events.is_empty() && !f.events.iter().any(|x| x == name) {
             return false;
@@ -232,7 +297,8 @@ impl Inner {
             | Event::ReservationExpiringSoon { reservation, .. }
             | Event::ReservationExpired { reservation, .. }
             | Event::ReservationEnded { reservation, .. }
-            | Event::ReservationPreempted { reservation, .. } => Some(*reservation),
+            | Event::ReservationPreempted { reservation, .. }
+            | Event::ReservationCancelled { reservation, .. } => Some(*reservation),
             Event::AllocationTerminated { reservation, .. } => *reservation,
             Event::CommitmentAtRisk {
                 record: RecordRef::Reservation(r),

@@ -33,6 +33,7 @@ macro_rules! on_both_stores {
 }
 
 mod compat_dims;
+mod compat_events;
 mod compat_fields;
 mod compat_has;
 mod compat_inventory;

@@ -225,6 +225,11 @@ impl Calendar {
             now,
             ev,
         );
+        ev.push(Event::ReservationCancelled {
+            at: time(now),
+            reservation: id,
+            terminated: terminated.clone(),
+        });
         Ok(Applied::ReservationCancelled { id, terminated })
     }
 }

@@ -802,6 +802,11 @@ impl Model {
                     now,
                     &mut ev,
                 );
+                ev.push(Event::ReservationCancelled {
+                    at: tm(now),
+                    reservation: *id,
+                    terminated: terminated.clone(),
+                });
                 Applied::ReservationCancelled {
                     id: *id,
                     terminated,
