@@ -220,7 +220,7 @@ pub fn webob_status(status: StatusCode) -> (&'static str, &'static str, &'static
 
 /// Marks a response whose error body an [`ApiError`] wrote, in this dialect.
 #[derive(Debug, Clone, Copy)]
-struct Shaped(Dialect);
+pub(crate) struct Shaped(pub(crate) Dialect);
 
 /// An error on its way to the client.
 #[derive(Debug, Clone)]

@@ -293,6 +293,8 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         .route("/openapi.json", get(openapi_doc))
         .route("/ui", get(ui::root))
         .route("/ui/", get(ui::asset))
+        .route("/ui/login", get(ui::login))
+        .route("/ui/logout", get(ui::logout))
         .route("/ui/api/calendar", get(ui::calendar))
         .route("/ui/api/plans", get(ui::plans))
         .route("/ui/api/events", get(ui::events))
@@ -320,7 +322,11 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
     // HAS's health probe is open too: monitors call it without credentials.
     let open = matches!(
         (req.method(), req.uri().path()),
-        (_, "/healthz" | "/readyz") | (&axum::http::Method::GET, "/v1/plans/healthcheck")
+        (_, "/healthz" | "/readyz")
+            | (
+                &axum::http::Method::GET,
+                "/v1/plans/healthcheck" | "/ui/logout"
+            )
     );
     let h = req
         .headers()
@@ -354,6 +360,19 @@ async fn auth(State(st): State<AppState>, req: Request, next: Next) -> Response 
             return ApiError::new(StatusCode::FORBIDDEN, detail, dialect).into_response();
         }
         (false, None) => {}
+    }
+    // A browser opening a console page gets a page, not a JSON body it would show blank.
+    let path = req.uri().path();
+    let page = req.method() == axum::http::Method::GET
+        && (path == "/ui" || path.starts_with("/ui/"))
+        && !path.starts_with("/ui/api/")
+        && req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/html"));
+    if page {
+        return ui::sign_in(h.is_some());
     }
     // HAS's own words (conductor `plans.check_auth`), on its routes.
     let detail = match (dialect, h) {

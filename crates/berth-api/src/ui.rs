@@ -58,6 +58,79 @@ pub struct PlacementSite {
     pub example: String,
 }
 
+/// A page a browser shows instead of the console: why it may not enter, and where to go.
+/// Self-contained: without credentials the console's stylesheet is not served either. With
+/// `challenge`, a 401 carrying the console's realm: the browser asks for credentials (and drops
+/// the ones it holds, which is how HTTP Basic signs out); without, the browser shows the page.
+fn door(title: &str, text: &str, challenge: bool) -> Response {
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Berth: {title}</title>\
+         <style>main{{max-width:36rem;margin:4rem auto;padding:0 1rem;font-family:sans-serif}}\
+         h1{{text-transform:capitalize}}</style></head>\
+         <body class=\"door\"><main><h1>{title}</h1><p id=\"door-text\">{text}</p>\
+         <p><a id=\"sign-in\" href=\"/ui/login\">Sign in</a></p></main></body></html>\n"
+    );
+    let mut r = (StatusCode::UNAUTHORIZED, html).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    if challenge {
+        h.insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"berth\""),
+        );
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r.extensions_mut().insert(crate::error::Shaped(D));
+    r
+}
+
+/// The console's answer to a browser without accepted credentials: none asks for them;
+/// wrong ones are said to be wrong on a page the browser shows, whose link asks again.
+pub fn sign_in(wrong: bool) -> Response {
+    if wrong {
+        door(
+            "wrong credentials",
+            "The user name or password was not accepted. Sign in with the credentials berthd \
+             was configured with (<code>[auth] basic</code>).",
+            false,
+        )
+    } else {
+        door(
+            "sign in",
+            "The console needs the user name and password berthd was configured with.",
+            true,
+        )
+    }
+}
+
+/// `GET /ui/login` (open): accepted credentials go on to the console; any others are asked
+/// for again.
+pub async fn login(State(st): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    let h = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if st.auth.access(h).is_some() {
+        return Redirect::to("/ui/").into_response();
+    }
+    door(
+        "sign in",
+        "The console needs the user name and password berthd was configured with.",
+        true,
+    )
+}
+
+/// `GET /ui/logout` (open): signs the browser out, with or without credentials.
+pub async fn logout() -> Response {
+    door(
+        "signed out",
+        "You are signed out of the Berth console.",
+        true,
+    )
+}
+
 /// `GET /ui`: the console lives at `/ui/` (relative links need the slash).
 pub async fn root() -> Response {
     Redirect::permanent("/ui/").into_response()

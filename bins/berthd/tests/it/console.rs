@@ -550,6 +550,38 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         .filter(|(level, _)| level == "SEVERE")
         .collect();
     assert!(errors.is_empty(), "browser console errors: {errors:?}");
+
+    // Wrong credentials show a page that says so, not a blank one.
+    s.go(&format!("http://{USER}:wrong@127.0.0.1:{port}/ui/"));
+    s.wait(
+        "the wrong-credentials page",
+        "return document.title === 'Berth: wrong credentials'",
+    );
+    let text = s.js("return document.getElementById('door-text').textContent");
+    assert!(
+        text.as_str()
+            .unwrap_or_default()
+            .contains("was not accepted"),
+        "{text}"
+    );
+    assert_eq!(
+        s.js("return document.getElementById('sign-in').getAttribute('href')"),
+        json!("/ui/login")
+    );
+    // With accepted credentials the sign-in link leads to the console, which offers sign-out
+    // (the signed-out answer challenges, so a headless browser shows no page for it: the
+    // router test checks its page).
+    s.go(&format!(
+        "http://{USER}:{PASSWORD}@127.0.0.1:{port}/ui/login"
+    ));
+    s.wait(
+        "the console with its sign-out link",
+        "return location.pathname === '/ui/' && !!document.getElementById('logout')",
+    );
+    assert_eq!(
+        s.js("return document.getElementById('logout').getAttribute('href')"),
+        json!("/ui/logout")
+    );
     s.end();
     drop(driver);
 

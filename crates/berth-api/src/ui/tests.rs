@@ -675,3 +675,70 @@ async fn a_reader_that_falls_behind_is_told_to_refetch() {
 
 /// How many notices `berth_service` keeps for a slow reader.
 const CHANGES_KEPT: usize = 256;
+
+/// A GET of `path` as a browser sends it (`Accept: text/html`): status, content type, body and
+/// the `WWW-Authenticate` header.
+async fn browse(app: &Router, path: &str, auth: Option<&str>) -> (u16, String, String, String) {
+    let mut req = Request::builder()
+        .uri(path)
+        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+    if let Some(a) = auth {
+        req = req.header("authorization", a);
+    }
+    let resp = app
+        .clone()
+        .oneshot(req.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let header = |n: &str| {
+        resp.headers()
+            .get(n)
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    let (status, ctype, challenge) = (
+        resp.status().as_u16(),
+        header("content-type"),
+        header("www-authenticate"),
+    );
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (
+        status,
+        ctype,
+        String::from_utf8_lossy(&bytes).into_owned(),
+        challenge,
+    )
+}
+
+#[tokio::test]
+async fn a_browser_without_accepted_credentials_gets_a_page_and_can_sign_out() {
+    let f = fixture(false).await;
+    let html = "text/html; charset=utf-8";
+    let realm = "Basic realm=\"berth\"";
+    // No credentials: a sign-in page with the challenge, so the browser asks.
+    let (s, ctype, body, challenge) = browse(&f.app, "/ui/", None).await;
+    assert_eq!((s, ctype.as_str(), challenge.as_str()), (401, html, realm));
+    assert!(body.contains("<title>Berth: sign in</title>"), "{body}");
+    // Wrong ones: said so, not a blank page.
+    let (s, ctype, body, _) = browse(&f.app, "/ui/", Some("Basic d3Jvbmc6d3Jvbmc=")).await;
+    assert_eq!((s, ctype.as_str()), (401, html));
+    assert!(
+        body.contains("<title>Berth: wrong credentials</title>"),
+        "{body}"
+    );
+    assert!(body.contains("was not accepted"), "{body}");
+    // The console's JSON routes keep their problem+json answer for scripts.
+    let (s, ctype, _, _) = browse(&f.app, "/ui/api/calendar", None).await;
+    assert_eq!((s, ctype.as_str()), (401, "application/problem+json"));
+    // Signing out answers 401 for the realm even with good credentials: the browser drops them.
+    for auth in [Some("Basic YWRtaW46cHc="), None] {
+        let (s, ctype, body, challenge) = browse(&f.app, "/ui/logout", auth).await;
+        assert_eq!((s, ctype.as_str(), challenge.as_str()), (401, html, realm));
+        assert!(body.contains("You are signed out"), "{body}");
+    }
+    // The console links to it.
+    let (_, _, page, _) = browse(&f.app, "/ui/", Some("Basic YWRtaW46cHc=")).await;
+    assert!(page.contains("href=\"/ui/logout\""), "{page}");
+}
