@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from berth_client import CapacityReport, Client, Conflict, Levels, NotFound, Provider
+from berth_client import BadRequest, CapacityReport, Client, Conflict, Levels, NotFound, Provider
 
 FLAVOR = {"name": "m1.small", "vcpus": 2, "ram": 2048, "disk": 20}
 
@@ -89,7 +89,7 @@ def test_a_decrease_reports_what_it_puts_at_risk(client: Client) -> None:
     assert fine.at_risk == []
     assert levels(c, p)["cores"] == Levels(15, 12, 0, 3)
     short = c.decrease_capacity({"cores": 5}, source=f"ResourcePool:{p.pool_id}")
-    assert short.at_risk == [{"kind": "reservation", "id": int(rid.removeprefix("r"))}]
+    assert short.at_risk == [rid]
     assert levels(c, p)["cores"].total == 10
 
 
@@ -119,10 +119,17 @@ def test_subscriptions_come_and_go(client: Client) -> None:
             sid = c.subscribe_capacity(kind, cb, 5, source=p.pool_id)
             assert sid
             subs.append((kind, sid))
-        rsid = c.subscribe_reservations(cb, zone="default", events=["created"])
+        rsid = c.subscribe_reservations(cb, zone="default", events=["reservation-started"])
         assert rsid and rsid not in [s for _, s in subs]
         for kind, sid in subs:
             c.unsubscribe_capacity(kind, sid)
         c.unsubscribe_reservations(rsid)
         with pytest.raises(NotFound):
             c.unsubscribe_reservations(rsid)
+
+
+def test_an_unknown_event_name_is_refused_with_the_known_ones(client: Client) -> None:
+    with pytest.raises(BadRequest) as e:
+        client.subscribe_reservations("http://127.0.0.1:9/hook", zone="default", events=["created"])
+    assert "`filters.events[0]` is `created`" in e.value.message
+    assert "reservation-started" in e.value.message

@@ -161,8 +161,8 @@ class CapacityChange:
     """``increase-capacity`` / ``decrease-capacity``'s answer."""
 
     pool_id: str
-    # Reservations a decrease leaves without enough capacity.
-    at_risk: list[Any]
+    # Reservations (`r4`) and instances (`a2`) a decrease leaves without enough capacity.
+    at_risk: list[str]
     raw: JSON
 
     WIRE_KEYS: ClassVar[frozenset[str]] = frozenset({"pool-id", "at-risk"})
@@ -174,7 +174,7 @@ class CapacityChange:
         d = _obj(v)
         risk = d.get("at-risk")
         return CapacityChange(
-            str(d.get("pool-id", "")), list(risk) if isinstance(risk, list) else [], d
+            str(d.get("pool-id", "")), [str(r) for r in risk] if isinstance(risk, list) else [], d
         )
 
 
