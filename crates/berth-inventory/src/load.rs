@@ -123,15 +123,23 @@ impl Inventory {
 
     /// A warning for each capacity key that names no registered dimension and that no
     /// request uses (`used`: the dimensions of the requests, canonical), with what it most
-    /// likely meant: `capacity `vcpsu` is used by no request; did you mean `vcpu`?`.
+    /// likely meant: `capacity `vcpsu` is used by no request; did you mean `vcpu`?`. One per
+    /// key, at its first place, counting the other candidates that name it too.
     pub fn capacity_warnings<'a>(
         &self,
         used: impl IntoIterator<Item = &'a str> + Clone,
     ) -> Vec<Diagnostic> {
-        self.custom_capacity
-            .iter()
-            .filter(|k| !used.clone().into_iter().any(|u| u == k.key))
-            .map(|k| {
+        let mut first: Vec<(&CapacityKey, usize)> = Vec::new();
+        for k in &self.custom_capacity {
+            match first.iter_mut().find(|(f, _)| f.key == k.key) {
+                Some((_, n)) => *n += 1,
+                None => first.push((k, 0)),
+            }
+        }
+        first
+            .into_iter()
+            .filter(|(k, _)| !used.clone().into_iter().any(|u| u == k.key))
+            .map(|(k, more)| {
                 let hint = match dimension::suggest(&k.key, used.clone()) {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!(
@@ -143,10 +151,14 @@ impl Inventory {
                             .join(", ")
                     ),
                 };
+                let also = match more {
+                    0 => String::new(),
+                    n => format!(" (and on {n} more candidate(s))"),
+                };
                 Diagnostic::warning(
                     &k.path,
                     k.pos,
-                    format!("capacity `{}` is used by no request; {hint}", k.key),
+                    format!("capacity `{}`{also} is used by no request; {hint}", k.key),
                 )
             })
             .collect()

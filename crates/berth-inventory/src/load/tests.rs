@@ -491,6 +491,26 @@ fn custom_capacity_no_request_uses_is_a_warning_with_a_suggestion() {
 }
 
 #[test]
+fn a_custom_capacity_on_many_candidates_is_one_warning_at_its_first_place() {
+    let inv = Inventory::parse(
+        "candidates:\n  - {candidate_id: a, inventory_type: cloud, capacity: {sessions: 5}}\n  - {candidate_id: b, inventory_type: cloud, capacity: {sessions: 6, vcpsu: 2}}\n  - {candidate_id: c, inventory_type: cloud, capacity: {sessions: 7}}\n",
+    )
+    .expect("valid");
+    let shown: Vec<String> = inv
+        .capacity_warnings(["vcpu"])
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "candidates[0].capacity.sessions (2:57): capacity `sessions` (and on 2 more candidate(s)) is used by no request; it is no known dimension (known: vcpu, ram_mib, disk_gib, instances, addresses)",
+            "candidates[1].capacity.vcpsu (3:70): capacity `vcpsu` is used by no request; did you mean `vcpu`?",
+        ]
+    );
+}
+
+#[test]
 fn flavor_sizes_are_read_through_the_registry() {
     let inv = Inventory::parse(
         r#"candidates:
