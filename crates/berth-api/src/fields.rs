@@ -195,36 +195,10 @@ pub fn near_miss<'a>(key: &str, known: &'a [String]) -> Option<&'a str> {
     let limit = (len / 3).max(1);
     known
         .iter()
-        .map(|k| (distance(&f, &fold(k)), k))
+        .map(|k| (berth_doc::edit_distance(&f, &fold(k)), k))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, k)| k.as_str())
-}
-
-/// Edit distance in characters, a swap of two neighbours counting one (optimal string
-/// alignment; inputs bounded to 64 characters).
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().take(64).collect();
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (j, cell) in d.iter_mut().enumerate().take(w) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        d[i * w] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j - 1] + cost)
-                .min(d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-        }
-    }
-    d[a.len() * w + b.len()]
 }
 
 tokio::task_local! {
