@@ -100,6 +100,7 @@ mod load;
 mod problem;
 mod topology;
 mod tree;
+mod validate;
 
 #[cfg(test)]
 mod tests;
