@@ -40,6 +40,7 @@ mod error;
 mod load;
 mod model;
 mod plan;
+mod policy;
 mod render;
 mod resolve;
 mod scale;
@@ -61,10 +62,8 @@ pub use plan::{
     Action, ComponentInstance, ComponentPlan, DEPLOYMENT_LOCATION, Note, PlacementDemand, Plan,
     Prerequisite, PropertyValue, RESOURCE_MANAGER, RelationshipInstance, Step, plan,
 };
-pub use scale::{
-    ClusterSpec, Direction, ScaleDecision, ScaleOutcome, ScalePolicy, Smoothing, breach,
-    evaluate_scale, scale,
-};
+pub use policy::{ClusterSpec, ScalePolicy};
+pub use scale::{Direction, ScaleDecision, ScaleOutcome, Smoothing, breach, evaluate_scale, scale};
 pub use template::{Seg, Template};
 pub use version::{Comparator, Op, TypeKind, TypeRef, Version, VersionReq, is_valid_name};
 

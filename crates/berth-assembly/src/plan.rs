@@ -10,8 +10,8 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Descriptor, Modifier, State};
+use crate::policy::{ClusterSpec, ScalePolicy};
 use crate::resolve::{Evaluated, Mode, Piece, Resolved, ResolvedProps, evaluate};
-use crate::scale::{ClusterSpec, ScalePolicy};
 
 /// The special property naming where a component is deployed.
 pub const DEPLOYMENT_LOCATION: &str = "deploymentLocation";

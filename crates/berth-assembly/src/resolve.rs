@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 
 use crate::load::declared;
 use crate::model::{ClusterDef, Count, Descriptor, Expr, Properties};
-use crate::scale::{ClusterSpec, ScalePolicy};
+use crate::policy::{ClusterSpec, ScalePolicy};
 use crate::template::Seg;
 
 /// Longest chain of property references followed before giving up.
