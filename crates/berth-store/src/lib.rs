@@ -75,6 +75,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod crypto;
 mod error;
 mod lease;
@@ -89,13 +90,14 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use batch::{Append, BatchOutcome, PlanChange, WriteBatch};
 pub use crypto::{CredentialKey, Secret};
 pub use error::{RecordKind, Refusal, StoreError};
 pub use lease::{Fence, Lease, LeaseRequest};
 pub use model::{
-    Append, Backend, BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider,
-    NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION,
-    SNAPSHOTS_KEPT, Snapshot, StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
+    Backend, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider, NewSubscription,
+    PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, SNAPSHOTS_KEPT, Snapshot,
+    StoredCommand, SubscriptionKind, SubscriptionRecord,
 };
 pub use postgres::PgStore;
 pub use queue::{NewClaim, PlanClaim, QueuedPlan};

@@ -1111,10 +1111,11 @@ impl<DB: sqlx::Database> std::ops::DerefMut for WriteTx<DB> {
     }
 }
 
+use crate::batch::BatchOutcome;
 use crate::crypto::{CredentialKey, seal};
 use crate::model::{
-    BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider, NewSubscription,
-    PlanRecord, SCHEMA_VERSION, SubscriptionRecord,
+    IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider, NewSubscription, PlanRecord,
+    SCHEMA_VERSION, SubscriptionRecord,
 };
 use crate::rows::micros_floor;
 use crate::{RecordKind, StoreError};

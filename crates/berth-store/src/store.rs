@@ -9,11 +9,12 @@ use berth_calendar::{Calendar, LogEntry, Policy};
 use chrono::{DateTime, Utc};
 
 use crate::StoreError;
+use crate::batch::{Append, BatchOutcome, PlanChange, WriteBatch};
 use crate::crypto::{CredentialKey, Secret};
 use crate::model::{
-    Append, Backend, BatchOutcome, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider,
-    NewSubscription, PlanChange, PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, Snapshot,
-    StoredCommand, SubscriptionKind, SubscriptionRecord, WriteBatch,
+    Backend, IdempotencyRecord, IdempotentResponse, NewPlan, NewProvider, NewSubscription,
+    PlanRecord, PlanUpdate, ProviderRecord, SCHEMA_VERSION, Snapshot, StoredCommand,
+    SubscriptionKind, SubscriptionRecord,
 };
 use crate::queue::{NewClaim, PlanClaim, QueuedPlan};
 
