@@ -3,6 +3,7 @@
 
 mod blazar;
 mod deploy;
+mod files;
 mod homing;
 mod loadtest;
 mod roadef;

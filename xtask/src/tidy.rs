@@ -1,4 +1,5 @@
-//! `xtask tidy`: the layering rule from `cargo metadata`, file headers and banned test attributes.
+//! `xtask tidy`: the layering rule from `cargo metadata`, file headers, banned test attributes,
+//! and (in `files.rs`) the file DAG and line budget of every crate.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,7 @@ pub fn run(root: &Path) -> Result<()> {
     let mut problems = Vec::new();
     layering(root, &mut problems)?;
     sources(root, &mut problems)?;
+    crate::files::check(root, &mut problems)?;
     if problems.is_empty() {
         eprintln!("tidy: ok");
         return Ok(());
