@@ -43,7 +43,6 @@ const KNOWN_CIRCLES: &[(&str, &str)] = &[
         "crates/berth-api",
         "error -> fields -> openapi -> the routes -> error: to break",
     ),
-    ("crates/berth-openstack", "claims <-> cloud: to break"),
     (
         "crates/berth-service",
         "ownership <-> reservations, changes <-> plans: to break",

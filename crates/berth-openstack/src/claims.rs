@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use berth_calendar::{Calendar, ProviderId, ReservationQuery, ReservationState};
 
-use crate::cloud::{fnv64, resource_class};
+use crate::names::{fnv64, resource_class};
 
 /// The first 12 hex digits of every consumer UUID Berth writes: `be27be27-be27-…`.
 const MARKER: &str = "be27be27-be27-";

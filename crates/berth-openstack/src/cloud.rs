@@ -9,6 +9,8 @@ use berth_inventory::{AttrValue, Candidate, Flavor, HpaAttribute, HpaCapability,
 use berth_service::{InventoryPools, ProviderFlavor, ProviderInfo};
 
 use crate::claims::is_berth_consumer;
+use crate::names::fnv64;
+pub use crate::names::{dimension, resource_class};
 use crate::wire;
 
 /// One resource provider with everything Placement says about it.
@@ -55,33 +57,6 @@ pub struct Naming {
     pub endpoint: Option<String>,
     /// The catalog's tenant (the project).
     pub tenant: Option<String>,
-}
-
-/// The Placement resource class of a calendar dimension, and back.
-pub fn resource_class(dimension: &str) -> Option<String> {
-    match dimension {
-        "vcpu" => Some("VCPU".into()),
-        "ram_mib" => Some("MEMORY_MB".into()),
-        "disk_gib" => Some("DISK_GB".into()),
-        "instances" | "addresses" => None,
-        other if is_resource_class(other) => Some(other.to_owned()),
-        _ => None,
-    }
-}
-
-/// The calendar dimension of a Placement resource class: the registry's name when renaming
-/// keeps its numbers (`VCPU` is `vcpu`, `MEMORY_MB` `ram_mib`), else the class as written.
-pub fn dimension(resource_class: &str) -> String {
-    berth_units::dimension::rename(resource_class)
-        .map(str::to_owned)
-        .unwrap_or_else(|| resource_class.to_owned())
-}
-
-/// Placement's resource class name form: uppercase letters, digits and `_`.
-fn is_resource_class(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 impl ProviderState {
@@ -253,16 +228,6 @@ impl Snapshot {
 
 fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-/// FNV-1a, 64 bits, from `seed`.
-pub(crate) fn fnv64(bytes: &[u8], seed: u64) -> u64 {
-    let mut h = seed;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 /// Whether a flavor can land on the host at all: one server of it within every class's

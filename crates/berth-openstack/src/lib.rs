@@ -23,6 +23,7 @@ pub mod client;
 pub mod cloud;
 mod error;
 pub mod fetch;
+mod names;
 mod source;
 pub mod wire;
 pub mod writeback;
