@@ -20,10 +20,6 @@ const OVER_BUDGET: &[(&str, &str)] = &[
         "the Promise routes; to split by resource",
     ),
     (
-        "crates/berth-heat/src/load.rs",
-        "the Heat loader; to split by section",
-    ),
-    (
         "crates/berth-store/src/sql.rs",
         "both SQL backends' statements; to split by table",
     ),
