@@ -118,3 +118,30 @@ fn the_files_plan_to_the_same_optimum() {
         assert_eq!(check(&inst, &values), Some(optimum), "{}", inst.name);
     }
 }
+
+/// A user's files prove as the solver API does, in about as many nodes: the API proves
+/// h60x800-s1 in 315 nodes; its files once took 1.4 million, because the inventory groups
+/// (`CommonGroup`) gave the LP no rows where the API's `SameGroup` did.
+#[test]
+fn the_files_prove_in_about_the_api_nodes() {
+    use berth_benches::homing_files::to_files;
+    let inst = generate(60, 800, 1);
+    assert!(
+        !inst.same_group.is_empty(),
+        "the instance has inventory groups"
+    );
+    let (template, inventory) = to_files(&inst).expect("an exact encoding");
+    let t = berth_template::load(&template, &Default::default()).expect("a valid template");
+    let inv = berth_inventory::StaticProvider::parse(&inventory).expect("a valid inventory");
+    let opts = berth_engine::PlanOptions {
+        node_limit: Some(3_000),
+        ..berth_engine::PlanOptions::default()
+    };
+    let out = berth_engine::plan(&t, &inv, &opts).expect("a plan");
+    assert!(
+        out.optimal,
+        "not proven within 3,000 nodes: {}",
+        out.message
+    );
+    assert_eq!(out.solutions[0].objective, 83_585.0);
+}

@@ -1,9 +1,9 @@
 //! `CommonGroup`: every demand's candidate belongs to one shared inventory group.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use berth_solver::{Assignment, Conflict, Constraint, Ctx, Value, VarId};
+use berth_solver::{Assignment, Conflict, Constraint, Ctx, Domains, Linear, Value, VarId};
 
 /// The groups of each value of one variable (sorted group ids).
 pub type GroupSets = Arc<[Vec<u32>]>;
@@ -153,6 +153,55 @@ impl Constraint for CommonGroup {
             _ => 0.0,
         }
     }
+
+    /// Swapping the values of two members with the same group lists keeps every shared group.
+    fn symmetric(&self, a: VarId, b: VarId) -> bool {
+        let i = self.vars.iter().position(|&x| x == a);
+        let j = self.vars.iter().position(|&x| x == b);
+        match (i, j) {
+            (Some(i), Some(j)) => {
+                Arc::ptr_eq(&self.groups[i], &self.groups[j])
+                    || self.groups[i][..] == self.groups[j][..]
+            }
+            _ => false,
+        }
+    }
+
+    /// A member on a value whose only group is `g` needs every other member in `g`:
+    /// `Σ_(groups(v) = {g}) [x = v] − Σ_(g ∈ groups(w)) [y = w] ≤ 0` for every group `g` and
+    /// ordered pair of members. Where every value has one group these are the equalities of a
+    /// single-key `SameGroup`.
+    fn linear(&self, domains: &Domains<'_>) -> Vec<Linear> {
+        let mut rows = Vec::new();
+        for (i, &x) in self.vars.iter().enumerate() {
+            let mut only: BTreeMap<u32, Vec<(VarId, Value, f64)>> = BTreeMap::new();
+            for v in domains.values(x) {
+                if let [g] = self.of(i, v) {
+                    only.entry(*g).or_default().push((x, v, 1.0));
+                }
+            }
+            for (j, &y) in self.vars.iter().enumerate() {
+                if j == i || y == x {
+                    continue;
+                }
+                for (&g, lhs) in &only {
+                    let mut terms = lhs.clone();
+                    terms.extend(
+                        domains
+                            .values(y)
+                            .filter(|&w| self.of(j, w).contains(&g))
+                            .map(|w| (y, w, -1.0)),
+                    );
+                    rows.push(Linear {
+                        terms,
+                        rhs: 0.0,
+                        equal: false,
+                    });
+                }
+            }
+        }
+        rows
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +239,62 @@ mod tests {
         // Root removals: a's v2 (no group) and b's v2 (group 3 unreachable from a).
         assert_eq!(triage.vars[0].removed.len(), 1);
         assert_eq!(triage.vars[1].removed.len(), 1);
+    }
+
+    proptest::proptest! {
+        /// With the LP bound always on, the optimum over random group lists and costs is the
+        /// brute-force one: the rows cut off no plan.
+        #[test]
+        fn the_lp_rows_keep_every_plan(
+            sizes in proptest::collection::vec(1usize..=4, 3),
+            groups in proptest::collection::vec(proptest::collection::vec(0u32..8, 4), 3),
+            costs in proptest::collection::vec(proptest::collection::vec(0u32..20, 4), 3),
+        ) {
+            use berth_solver::{Expr, Sense};
+            // A value's groups: the bits of its mask over 3 groups.
+            let sets: Vec<GroupSets> = (0..3)
+                .map(|i| {
+                    (0..sizes[i])
+                        .map(|v| (0..3).filter(|g| groups[i][v] & (1 << g) != 0).collect())
+                        .collect::<Vec<Vec<u32>>>()
+                        .into()
+                })
+                .collect();
+            let mut p = Problem::new();
+            let vars: Vec<VarId> = (0..3).map(|i| p.add_var(format!("x{i}"), sizes[i] as u32)).collect();
+            // As the lowering states an inventory group: pairs with the first member.
+            for j in 1..3 {
+                p.add_constraint(
+                    format!("g{j}"),
+                    CommonGroup::new(vec![vars[0], vars[j]], vec![sets[0].clone(), sets[j].clone()], 3),
+                );
+            }
+            let cost = |i: usize| -> Vec<f64> { costs[i][..sizes[i]].iter().map(|&c| f64::from(c)).collect() };
+            p.set_objective(
+                Sense::Minimize,
+                Expr::sum((0..3).map(|i| (1.0, Expr::unary(vars[i], cost(i)))).collect::<Vec<_>>()),
+            );
+            let mut best: Option<f64> = None;
+            for a in 0..sizes[0] {
+                for b in 0..sizes[1] {
+                    for c in 0..sizes[2] {
+                        let share = |x: &[u32], y: &[u32]| x.iter().any(|g| y.contains(g));
+                        if share(&sets[0][a], &sets[1][b]) && share(&sets[0][a], &sets[2][c]) {
+                            let v = f64::from(costs[0][a] + costs[1][b] + costs[2][c]);
+                            best = Some(best.map_or(v, |w: f64| w.min(v)));
+                        }
+                    }
+                }
+            }
+            let opts = SolveOptions { lp_min_values: Some(0), ..SolveOptions::default() };
+            match p.solve(&opts) {
+                Ok(Outcome::Solved { solutions, optimal, .. }) => {
+                    proptest::prop_assert!(optimal);
+                    proptest::prop_assert_eq!(Some(solutions[0].objective), best);
+                }
+                Ok(Outcome::Infeasible { .. }) => proptest::prop_assert_eq!(best, None),
+                other => proptest::prop_assert!(false, "unexpected outcome {:?}", other.map(|_| ())),
+            }
+        }
     }
 }
