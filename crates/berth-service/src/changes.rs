@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::PlanStatus;
+use crate::status::PlanStatus;
 
 /// Notices kept for a listener that lags; past this it is told it lagged and refetches.
 pub(crate) const CAPACITY: usize = 256;

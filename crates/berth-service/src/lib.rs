@@ -68,15 +68,19 @@
 //!   (`now` is the later of the wall clock and the calendar's clock).
 
 mod changes;
+mod clock;
 mod error;
 pub mod inventory;
 mod notify;
 mod ownership;
 mod plans;
+mod provider;
 mod reservations;
+mod status;
 pub mod vim;
 
 pub use changes::Change;
+pub use clock::{ManualClock, SystemClock, WallClock};
 pub use error::{ErrorKind, MAX_NAME, ServiceError, check_name};
 pub use inventory::{
     FileSource, InventoryDiff, InventoryPools, InventoryReconciler, InventorySource,
@@ -84,10 +88,11 @@ pub use inventory::{
 };
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use ownership::{Owner, Ownership, OwnershipOptions};
-pub use plans::{Plan, PlanConfig, PlanRequest, PlanService, PlanStatus};
+pub use plans::{Plan, PlanConfig, PlanRequest, PlanService};
+pub use provider::{DEFAULT_PROVIDER, ProviderFlavor, ProviderInfo};
 pub use reservations::{
-    ClusterOptions, Committed, DEFAULT_PROVIDER, IdempotencyKey, ManualClock, PartitionKey,
-    ProviderFlavor, ProviderInfo, ReservationFilter, ReservationOptions, ReservationService,
-    SystemClock, WallClock, Webhook, WriterStats, qualify,
+    ClusterOptions, Committed, IdempotencyKey, PartitionKey, ReservationFilter, ReservationOptions,
+    ReservationService, Webhook, WriterStats, qualify,
 };
+pub use status::PlanStatus;
 pub use vim::{BootRequest, Booted, Discovered, Discovery, Vim, VimFuture};

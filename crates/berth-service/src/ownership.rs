@@ -10,7 +10,7 @@ use berth_store::{Lease, LeaseRequest, Store};
 use chrono::TimeDelta;
 
 use crate::ServiceError;
-use crate::reservations::WallClock;
+use crate::clock::WallClock;
 
 /// Who may write a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]

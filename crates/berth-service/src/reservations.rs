@@ -28,96 +28,15 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, broadcast, mpsc, oneshot};
 
 use crate::changes::{self, Change};
+use crate::clock::WallClock;
 use crate::notify::{Notification, Notifier};
+use crate::provider::{DEFAULT_PROVIDER, ProviderInfo};
 use crate::{ErrorKind, ServiceError};
 use partitions::replayed_in;
 use writer::Pending;
 
 /// How often a commit is retried after another writer appended first.
 const MAX_ATTEMPTS: u32 = 8;
-
-/// The source of wall-clock time; the service is where the clock is read.
-pub trait WallClock: Send + Sync {
-    /// The current time.
-    fn now(&self) -> DateTime<Utc>;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl WallClock for SystemClock {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
-}
-
-/// A clock moved by hand (tests).
-#[derive(Debug, Clone)]
-pub struct ManualClock(Arc<std::sync::Mutex<DateTime<Utc>>>);
-
-impl ManualClock {
-    /// A clock showing `t`.
-    pub fn new(t: DateTime<Utc>) -> Self {
-        ManualClock(Arc::new(std::sync::Mutex::new(t)))
-    }
-
-    /// Moves the clock to `t`.
-    pub fn set(&self, t: DateTime<Utc>) {
-        if let Ok(mut g) = self.0.lock() {
-            *g = t;
-        }
-    }
-}
-
-impl WallClock for ManualClock {
-    fn now(&self) -> DateTime<Utc> {
-        self.0.lock().map(|g| *g).unwrap_or_else(|_| Utc::now())
-    }
-}
-
-/// A registered resource provider (`add-provider`), without credentials.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProviderInfo {
-    /// Its id.
-    pub id: String,
-    /// `provider-type`, e.g. `openstack`.
-    pub provider_type: String,
-    /// Endpoint URL.
-    pub endpoint: Option<String>,
-    /// Region.
-    pub region: Option<String>,
-    /// Tenant name or id.
-    pub tenant: Option<String>,
-    /// Flavor catalog (given to `add-provider`, or from the daemon's inventory).
-    #[serde(default)]
-    pub flavors: Vec<ProviderFlavor>,
-}
-
-/// A flavor a provider offers: what one instance of it consumes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProviderFlavor {
-    /// Flavor id (Nova's `id`).
-    pub id: String,
-    /// Flavor name; a request may name the flavor by id or by name.
-    pub name: String,
-    /// Virtual CPUs (`cores`).
-    pub vcpus: u64,
-    /// Memory in MB (`ram`).
-    pub ram: u64,
-    /// Root disk in GB (`gigabytes`); 0 when unknown.
-    pub disk: u64,
-}
-
-impl ProviderFlavor {
-    /// True when `name` is this flavor's id or name.
-    pub fn is(&self, name: &str) -> bool {
-        self.id == name || self.name == name
-    }
-}
-
-/// The provider every daemon knows without registration: pools named by zone only use it.
-pub const DEFAULT_PROVIDER: &str = "default";
 
 /// Which reservation events a webhook receives. Empty fields do not filter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use berth_store::Store;
 use chrono::{DateTime, TimeZone, Utc};
 
 use super::*;
-use crate::reservations::{ManualClock, ReservationOptions, ReservationService};
+use crate::{ManualClock, ReservationOptions, ReservationService};
 use crate::{Notifier, ServiceError};
 
 fn t0() -> DateTime<Utc> {

@@ -10,6 +10,7 @@ use berth_calendar::{
 use chrono::TimeZone;
 
 use super::*;
+use crate::{ManualClock, ProviderFlavor};
 use crate::notify::NotifyConfig;
 
 fn t0() -> DateTime<Utc> {

@@ -12,7 +12,7 @@ use berth_store::Store;
 use chrono::{DateTime, TimeZone, Utc};
 
 use crate::ownership::{Ownership, OwnershipOptions};
-use crate::reservations::{
+use crate::{
     ClusterOptions, ManualClock, PartitionKey, ReservationOptions, ReservationService, WallClock,
 };
 use crate::{Notifier, ServiceError};

@@ -15,9 +15,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use crate::inventory::InventoryPools;
 use crate::reservations::partitions::tests::stores;
-use crate::reservations::{
-    ClusterOptions, ManualClock, PartitionKey, ReservationOptions, ReservationService,
-};
+use crate::{ClusterOptions, ManualClock, PartitionKey, ReservationOptions, ReservationService};
 use crate::{Notifier, Ownership, OwnershipOptions};
 
 fn t0() -> DateTime<Utc> {
