@@ -205,7 +205,7 @@ impl Cx {
             if allowed.contains(&k.name.as_str()) {
                 continue;
             }
-            let msg = match closest(&k.name, allowed) {
+            let msg = match berth_doc::closest(&k.name, allowed.iter().copied()) {
                 Some(near) => format!("unknown key `{}`; did you mean `{near}`?", k.name),
                 None => format!(
                     "unknown key `{}`; expected one of {}",
@@ -1118,33 +1118,6 @@ impl Cx {
             }
         }
     }
-}
-
-/// The allowed key nearest to `name` (edit distance at most 2), if any.
-fn closest<'a>(name: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    allowed
-        .iter()
-        .map(|a| (edit_distance(name, a), *a))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, a)| a)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = Vec::with_capacity(b.len() + 1);
-        cur.push(i + 1);
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            let del = prev[j + 1] + 1;
-            let ins = cur[j] + 1;
-            cur.push(sub.min(del).min(ins));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
