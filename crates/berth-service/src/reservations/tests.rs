@@ -10,8 +10,8 @@ use berth_calendar::{
 use chrono::TimeZone;
 
 use super::*;
-use crate::{ManualClock, ProviderFlavor};
 use crate::notify::NotifyConfig;
+use crate::{ManualClock, ProviderFlavor};
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
