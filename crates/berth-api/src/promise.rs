@@ -1201,6 +1201,8 @@ pub async fn query_capacity(State(st): State<AppState>, body: Bytes) -> Result<R
 pub struct ProviderBody {
     /// `openstack`, ...
     pub provider_type: String,
+    /// A name people read (the console shows it; the id stays the key).
+    pub name: Option<String>,
     /// Endpoint URL.
     pub endpoint: Option<String>,
     /// User name.
@@ -1274,6 +1276,7 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
     let b: ProviderBody = parse_body(&body, D)?;
     names(&[
         ("provider-type", Some(b.provider_type.as_str())),
+        ("name", b.name.as_deref()),
         ("region", b.region.as_deref()),
         ("username", b.username.as_deref()),
     ])?;
@@ -1286,6 +1289,7 @@ pub async fn add_provider(State(st): State<AppState>, body: Bytes) -> Result<Res
     let given_flavors = b.flavors.is_some();
     let info = ProviderInfo {
         id: String::new(),
+        name: b.name,
         provider_type: b.provider_type,
         endpoint: b.endpoint,
         region: b.region,

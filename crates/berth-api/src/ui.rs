@@ -204,8 +204,16 @@ pub struct PoolView {
     pub id: String,
     /// Zone.
     pub zone: String,
-    /// Provider.
+    /// Provider id.
     pub provider: String,
+    /// The provider's name given at `add-provider` (`null`: none was given).
+    pub provider_name: Option<String>,
+    /// The provider's type (`openstack`, `inventory`, `static`, …; `null`: not registered).
+    pub provider_type: Option<String>,
+    /// The provider's tenant given at `add-provider`.
+    pub tenant: Option<String>,
+    /// The provider's region.
+    pub region: Option<String>,
     /// Dimensions tracked.
     pub dimensions: Vec<String>,
     /// Utilization timeline over the window.
@@ -426,6 +434,7 @@ pub async fn calendar(State(st): State<AppState>, RawQuery(q): RawQuery) -> Resu
         return Ok(axum::Json(view).into_response());
     };
     view.pools.sort_by(|a, b| a.id.cmp(&b.id));
+    name_providers(&st, &mut view.pools).await?;
     view.capacity_changes
         .sort_by(|a, b| (a.at, &a.pool, &a.dimension).cmp(&(b.at, &b.pool, &b.dimension)));
     for list_len in [view.reservations.len(), view.allocations.len()] {
@@ -434,6 +443,26 @@ pub async fn calendar(State(st): State<AppState>, RawQuery(q): RawQuery) -> Resu
     view.reservations.truncate(MAX_RECORDS);
     view.allocations.truncate(MAX_RECORDS);
     Ok(axum::Json(view).into_response())
+}
+
+/// Fills in what `add-provider` (or the configuration) said of each pool's provider.
+async fn name_providers(st: &AppState, pools: &mut [PoolView]) -> Result<()> {
+    let known = st
+        .reservations
+        .all_providers()
+        .await
+        .map_err(|e| ApiError::from_service(&e, D))?;
+    for p in pools {
+        if let Some(i) = known.iter().find(|i| i.id == p.provider) {
+            p.provider_name.clone_from(&i.name);
+            p.provider_type = Some(i.provider_type.clone()).filter(|t| !t.is_empty());
+            p.tenant.clone_from(&i.tenant);
+            p.region.clone_from(&i.region);
+        } else if p.provider == berth_service::DEFAULT_PROVIDER {
+            p.provider_type = Some("static".into());
+        }
+    }
+    Ok(())
 }
 
 fn calendar_view(
@@ -491,6 +520,10 @@ fn calendar_view(
             id,
             zone: p.pool.zone.0.clone(),
             provider: p.pool.provider.0.clone(),
+            provider_name: None,
+            provider_type: None,
+            tenant: None,
+            region: None,
             dimensions: p.summary.keys().map(|d| d.0.clone()).collect(),
             timeline,
         });

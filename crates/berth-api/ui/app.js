@@ -58,6 +58,32 @@ function amountsText(a) {
   return Object.entries(a || {}).map(([k, v]) => `${k} ${v}`).join(", ");
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+// A pool as people name it: its zone and its provider's name (the id only on hover).
+function poolName(p) {
+  const prov = p.provider_name || (UUID.test(p.provider) ? `${p.provider_type || "provider"} ${p.provider.slice(0, 8)}` : p.provider);
+  return `${p.zone} · ${prov}`;
+}
+
+// Tenant and region given at add-provider, when there are any.
+function poolDetail(p) {
+  return [p.tenant && "tenant " + p.tenant, p.region && "region " + p.region].filter(Boolean).join(", ");
+}
+
+// Everything known of a pool, for its tooltip.
+function poolTip(p) {
+  return [`pool ${p.id}`, `provider ${p.provider}${p.provider_type ? " (" + p.provider_type + ")" : ""}`, poolDetail(p)].filter(Boolean).join("\n");
+}
+
+function poolById(id) {
+  const cal = state.cal;
+  const p = cal && cal.pools.find((q) => q.id === id);
+  if (p) return p;
+  const [zone, provider] = id.split("/");
+  return { id, zone, provider: provider || "" };
+}
+
 // ---- views -------------------------------------------------------------------------------
 
 function show(view) {
@@ -114,7 +140,7 @@ function drawTimeline() {
   const cal = state.cal;
   if (!cal) return;
   const W = Math.max(600, box.clientWidth || 1000);
-  const LABEL = 170, AXIS = 26, LANE = 18, GAP = 10;
+  const LABEL = 210, AXIS = 26, LANE = 18, GAP = 10;
   const t0 = state.t0, t1 = state.t1, span = t1 - t0;
   const x = (t) => LABEL + ((t - t0) / span) * (W - LABEL - 10);
   const far = Date.parse(cal.to) + 10 * span;
@@ -139,16 +165,28 @@ function drawTimeline() {
 
   let y = AXIS;
   const rows = [];
+  // A band counts what the visible window shows, not the margin fetched around it.
+  const visible = (r) => ms(r.start) < t1 && ms(r.end, far) > t0;
   for (const id of ids) {
     const p = byPool.get(id);
+    const info = byZone ? null : poolById(id);
+    const label = info ? poolName(info) : id;
+    const tip = info ? poolTip(info) : `zone ${id}: ${cal.pools.filter((q) => q.zone === id).map((q) => poolName(q)).join(", ")}`;
+    const lines = [];
+    if (info && poolDetail(info)) lines.push(poolDetail(info));
+    const nr = p.res.filter(visible).length, na = p.alloc.filter(visible).length;
+    const counts = [];
+    if (nr) counts.push(`${nr} reservation${nr > 1 ? "s" : ""}`);
+    if (na) counts.push(`${na} allocation${na > 1 ? "s" : ""}`);
+    lines.push(counts.join(", ") || "nothing in view");
     const items = p.res.map((r) => ({ id: r.id, s: ms(r.start), e: ms(r.end, far) }))
       .sort((a, b) => a.s - b.s || (a.id < b.id ? -1 : 1));
     const packed = packLanes(items);
     const allocItems = p.alloc.map((a) => ({ id: a.id, s: ms(a.start), e: ms(a.end, far) }))
       .sort((a, b) => a.s - b.s);
     const allocPacked = packLanes(allocItems);
-    const h = (packed.lanes + (p.alloc.length ? allocPacked.lanes : 0)) * LANE + 22;
-    rows.push({ id, p, y, h, packed, allocPacked });
+    const h = Math.max((packed.lanes + (p.alloc.length ? allocPacked.lanes : 0)) * LANE + 22, 18 + 14 * lines.length);
+    rows.push({ id, p, y, h, packed, allocPacked, label, tip, lines, nr, na });
     y += h + GAP;
   }
   const H = Math.max(y, AXIS + 60);
@@ -167,12 +205,13 @@ function drawTimeline() {
   for (const row of rows) {
     const g = el("g", { "data-pool": row.id });
     g.append(el("line", { class: "pool-sep", x1: 0, x2: W, y1: row.y - GAP / 2, y2: row.y - GAP / 2 }));
-    const label = row.id.length > 24 ? row.id.slice(0, 23) + "…" : row.id;
-    g.append(el("text", { class: "pool-label", x: 6, y: row.y + 12, text: label }, el("title", { text: row.id })));
-    const detail = [];
-    if (row.p.res.length) detail.push(`${row.p.res.length} reservation${row.p.res.length > 1 ? "s" : ""}`);
-    if (row.p.alloc.length) detail.push(`${row.p.alloc.length} allocation${row.p.alloc.length > 1 ? "s" : ""}`);
-    g.append(el("text", { x: 6, y: row.y + 26, class: "hint", text: detail.join(", ") }));
+    g.dataset.reservations = String(row.nr);
+    g.dataset.allocations = String(row.na);
+    const label = row.label.length > 30 ? row.label.slice(0, 29) + "…" : row.label;
+    g.append(el("text", { class: "pool-label", x: 6, y: row.y + 12, text: label }, el("title", { text: row.tip })));
+    row.lines.forEach((line, i) => {
+      g.append(el("text", { x: 6, y: row.y + 26 + 14 * i, class: "hint" + (i === row.lines.length - 1 ? " pool-count" : " pool-detail"), text: line.length > 34 ? line.slice(0, 33) + "…" : line }, el("title", { text: line })));
+    });
     for (const r of row.p.res) {
       const s = Math.max(ms(r.start), t0 - span), e = Math.min(ms(r.end, far), t1 + span);
       if (e < t0 || s > t1) continue;
@@ -180,12 +219,12 @@ function drawTimeline() {
       const cls = ["bar", r.preempted_by ? "preempted" : "res", r.state, r.at_risk ? "risk" : ""].join(" ");
       const bx = Math.max(LABEL, x(s)), bw = Math.max(3, Math.min(W - 10, x(e)) - bx);
       const rect = el("rect", { class: cls, x: bx, y: ly, width: bw, height: LANE - 4, rx: 2, "data-reservation-id": r.id, "data-state": r.state });
-      const tip = `${r.id} in ${r.pool}: ${r.state}${r.preempted_by ? " (preempted by " + r.preempted_by + ")" : ""}${r.at_risk ? " AT RISK" : ""}\n` +
+      const tip = `${r.id} in ${poolName(poolById(r.pool))} (${r.pool}): ${r.state}${r.preempted_by ? " (preempted by " + r.preempted_by + ")" : ""}${r.at_risk ? " AT RISK" : ""}\n` +
         `${r.start} → ${r.end || "open"}\npriority ${r.priority}${r.tenant ? ", tenant " + r.tenant : ""}\n` +
         `reserved: ${amountsText(r.amounts)}\nallocated: ${amountsText(r.allocated) || "nothing"}`;
       rect.append(el("title", { text: tip }));
       g.append(rect);
-      if (bw > 40) g.append(el("text", { class: "bar-label", x: bx + 4, y: ly + LANE - 8, text: `${r.id} ${amountsText(r.amounts)}`.slice(0, Math.floor(bw / 6)) }));
+      if (bw > 40) g.append(el("text", { class: "bar-label" + (r.state === "cancelled" && !r.preempted_by ? " cancelled" : ""), x: bx + 4, y: ly + LANE - 8, text: `${r.id} ${amountsText(r.amounts)}`.slice(0, Math.floor(bw / 6)) }));
     }
     const base = row.y + 4 + row.packed.lanes * LANE;
     for (const a of row.p.alloc) {
@@ -309,7 +348,10 @@ function drawUtilization() {
   const busy = { has: (id) => count.has(id) };
   const ids = cal.pools.map((p) => p.id).sort((a, b) => ((count.get(b) || 0) - (count.get(a) || 0)) || (a < b ? -1 : 1));
   if (sel.options.length !== ids.length || [...sel.options].some((o, i) => o.value !== ids[i])) {
-    sel.replaceChildren(...ids.map((id) => el("option", { value: id, text: id + (busy.has(id) ? " •" : "") })));
+    sel.replaceChildren(...ids.map((id) => {
+      const p = poolById(id), detail = poolDetail(p);
+      return el("option", { value: id, title: poolTip(p), text: poolName(p) + (detail ? ` (${detail})` : "") + (busy.has(id) ? " •" : "") });
+    }));
   }
   if (!state.pool || !ids.includes(state.pool)) state.pool = ids[0] || "";
   sel.value = state.pool;
@@ -325,10 +367,14 @@ function plotDimension(p, dim, t0, t1, now) {
   const cols = Math.max(1, Math.floor(($("utilization").clientWidth || 1100) / 540));
   const W = Math.max(500, Math.floor(($("utilization").clientWidth || 1100) / cols) - 30), H = 200, L = 56, R = 10, T = 10, B = 24;
   const steps = p.timeline.map((s) => ({ t: Date.parse(s.at), l: s.levels[dim] || { total: 0, reserved: 0, usage: 0, available: 0 } }));
-  let max = 1;
-  for (const s of steps) max = Math.max(max, s.l.total, s.l.reserved, s.l.usage, s.l.available);
+  // Over-committed (available below zero after a flagged decrease) is drawn below zero.
+  let max = 1, min = 0;
+  for (const s of steps) {
+    max = Math.max(max, s.l.total, s.l.reserved, s.l.usage, s.l.available);
+    min = Math.min(min, s.l.available);
+  }
   const x = (t) => L + ((Math.min(Math.max(t, t0), t1) - t0) / (t1 - t0)) * (W - L - R);
-  const y = (v) => T + (1 - v / max) * (H - T - B);
+  const y = (v) => T + (1 - (v - min) / (max - min)) * (H - T - B);
   const path = (f) => {
     let d = "";
     steps.forEach((s, i) => {
@@ -338,12 +384,17 @@ function plotDimension(p, dim, t0, t1, now) {
     return d;
   };
   const area = (f) => (steps.length ? path(f) + `L${x(t1)},${y(0)} L${x(steps[0].t)},${y(0)} Z` : "");
-  const svg = el("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-dimension": dim });
-  for (let i = 0; i <= 4; i++) {
-    const v = Math.round((max * i) / 4);
+  const svg = el("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-dimension": dim, "data-min": min, "data-max": max });
+  const ticks = new Set([0, min, max]);
+  for (let i = 1; i < 4; i++) ticks.add(Math.round(min + ((max - min) * i) / 4));
+  for (const v of [...ticks].sort((a, b) => a - b)) {
     svg.append(el("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#eef1f4" }));
-    svg.append(el("text", { x: L - 4, y: y(v) + 3, "text-anchor": "end", text: v }));
+    svg.append(el("text", { class: "tick", x: L - 4, y: y(v) + 3, "text-anchor": "end", text: v }));
   }
+  if (min < 0) {
+    svg.append(el("rect", { class: "overcommit", x: L, y: y(0), width: W - L - R, height: y(min) - y(0) }, el("title", { text: "over-committed: reservations hold more than the capacity" })));
+  }
+  svg.append(el("line", { class: "zero", x1: L, x2: W - R, y1: y(0), y2: y(0), "data-zero": "" }));
   for (let i = 1; i < 4; i++) {
     const t = t0 + ((t1 - t0) * i) / 4;
     svg.append(el("text", { x: x(t), y: H - 6, "text-anchor": "middle", text: fmtTime(t, t1 - t0) }));
@@ -354,7 +405,7 @@ function plotDimension(p, dim, t0, t1, now) {
     svg.append(el("path", { class: "area", d: area((l) => l.reserved) }, el("title", { text: "reserved" })));
     svg.append(el("path", { class: "used", d: area((l) => l.usage) }, el("title", { text: "allocated" })));
     svg.append(el("path", { class: "total", d: path((l) => l.total) }, el("title", { text: "capacity" })));
-    svg.append(el("path", { class: "available", d: path((l) => Math.max(0, l.available)), "data-line": "available" }, el("title", { text: "available" })));
+    svg.append(el("path", { class: "available", d: path((l) => l.available), "data-line": "available" }, el("title", { text: "available" })));
   }
   if (now > t0 && now < t1) svg.append(el("line", { x1: x(now), x2: x(now), y1: T, y2: H - B, stroke: "#c9423a", "stroke-dasharray": "4 3" }));
   const last = steps.filter((s) => s.t <= now).pop() || steps[0];

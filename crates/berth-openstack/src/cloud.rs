@@ -188,6 +188,7 @@ impl Snapshot {
     pub fn catalog(&self, naming: &Naming) -> ProviderInfo {
         ProviderInfo {
             id: naming.provider.clone(),
+            name: None,
             provider_type: "openstack".into(),
             endpoint: naming.endpoint.clone(),
             region: self.region.clone(),

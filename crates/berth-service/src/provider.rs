@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 pub struct ProviderInfo {
     /// Its id.
     pub id: String,
+    /// A name people read (`name` at `add-provider`); the id stays the key.
+    #[serde(default)]
+    pub name: Option<String>,
     /// `provider-type`, e.g. `openstack`.
     pub provider_type: String,
     /// Endpoint URL.

@@ -951,6 +951,7 @@ impl ReservationService {
             endpoint: info.endpoint.clone().unwrap_or_default(),
             metadata: serde_json::json!({
                 "provider-type": info.provider_type,
+                "name": info.name,
                 "region": info.region,
                 "tenant": info.tenant,
                 "flavors": info.flavors,
@@ -973,6 +974,7 @@ impl ReservationService {
             .into_iter()
             .map(|p| ProviderInfo {
                 provider_type: text(&p.metadata, "provider-type").unwrap_or_default(),
+                name: text(&p.metadata, "name"),
                 region: text(&p.metadata, "region"),
                 tenant: text(&p.metadata, "tenant"),
                 endpoint: Some(p.endpoint).filter(|e| !e.is_empty()),
@@ -996,6 +998,7 @@ impl ReservationService {
         if id == DEFAULT_PROVIDER {
             return Ok(Some(ProviderInfo {
                 id: id.to_owned(),
+                name: None,
                 provider_type: "static".into(),
                 endpoint: None,
                 region: None,

@@ -282,7 +282,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         &c,
         &base,
         "/add-provider",
-        json!({"provider-type": "openstack", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "tenant": {"name": "promise"}}),
+        json!({"provider-type": "openstack", "name": "ostack-east", "region": "RegionOne", "endpoint": "http://10.0.2.15:5000/v2.0/tokens", "tenant": {"name": "promise"}}),
     );
     let os = v["provider-id"].as_str().unwrap().to_owned();
     api(
@@ -291,6 +291,15 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         "/increase-capacity",
         json!({"zone": "edge", "source": format!("ResourceProvider:{os}"), "capacity": {"cores": "64", "ram": "131072", "instances": "32"}}),
     );
+    // One that ends in two seconds: it has ended by the time the page opens.
+    let v = api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "1"}, "end": (chrono::Utc::now() + chrono::TimeDelta::seconds(2)).to_rfc3339()}),
+    );
+    let ended = v["reservation-id"].as_str().unwrap().to_owned();
+    let ends = Instant::now() + Duration::from_secs(2);
     let v = api(
         &c,
         &base,
@@ -331,6 +340,48 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         "/create-instance",
         json!({"reservation-id": running, "name": "vm1", "capacity": {"instances": 1, "cores": 2, "ram": 4096}}),
     );
+    // One cancelled, and one fetched with the margin around the window but not in view.
+    let v = api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "2"}, "start": in_hours(2), "end": in_hours(10)}),
+    );
+    let cancelled = v["reservation-id"].as_str().unwrap().to_owned();
+    api(
+        &c,
+        &base,
+        "/cancel-reservation",
+        json!({"reservation-id": cancelled}),
+    );
+    api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "edge", "capacity": {"cores": "2"}, "start": in_hours(50), "end": in_hours(60)}),
+    );
+    // An over-committed pool: a decrease leaves 4 cores under a reservation of 6.
+    api(
+        &c,
+        &base,
+        "/increase-capacity",
+        json!({"zone": "lab", "capacity": {"cores": "8"}}),
+    );
+    api(
+        &c,
+        &base,
+        "/create-reservation",
+        json!({"zone": "lab", "capacity": {"cores": "6"}, "start": in_hours(1), "end": in_hours(10)}),
+    );
+    api(
+        &c,
+        &base,
+        "/decrease-capacity",
+        json!({"zone": "lab", "capacity": {"cores": "4"}, "start": in_hours(2)}),
+    );
+    std::thread::sleep(
+        ends.saturating_duration_since(Instant::now()) + Duration::from_millis(1500),
+    );
 
     let driver_port = free_port();
     let driver = Driver {
@@ -361,7 +412,43 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     );
     assert_eq!(
         s.js("return [...document.querySelectorAll('[data-pool]')].map(g => g.dataset.pool)"),
-        json!(["dfw/inventory", format!("edge/{os}")])
+        json!(["dfw/inventory", format!("edge/{os}"), "lab/default"])
+    );
+    // Bands are named by zone and provider name; the ids are on hover.
+    let band = s.js(&format!(
+        "const g = document.querySelector('[data-pool=\"edge/{os}\"]'); return [g.querySelector('.pool-label').firstChild.textContent, g.querySelector('.pool-label title').textContent, g.querySelector('.pool-detail').firstChild.textContent, g.querySelector('.pool-count').firstChild.textContent, g.dataset.reservations]"
+    ));
+    assert_eq!(band[0], json!("edge · ostack-east"), "{band}");
+    assert!(
+        band[1]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pool edge/{os}")),
+        "{band}"
+    );
+    assert_eq!(band[2], json!("tenant promise, region RegionOne"), "{band}");
+    // Seven reservations in the pool; the one 50 hours ahead is fetched but not in view.
+    assert_eq!(band[3], json!("6 reservations, 1 allocation"), "{band}");
+    assert_eq!(band[4], json!("6"), "{band}");
+    assert_eq!(
+        s.js("return document.querySelector('[data-pool=\"dfw/inventory\"] .pool-label').firstChild.textContent"),
+        json!("dfw · inventory")
+    );
+    // Ended and cancelled reservations look unlike each other and unlike a live one.
+    let looks = s.js(&format!(
+        "const st = (id) => {{ const r = document.querySelector(`[data-reservation-id=\"${{id}}\"]`); const c = getComputedStyle(r); return [r.dataset.state, c.fill, c.strokeDasharray]; }}; return [st('{first}'), st('{ended}'), st('{cancelled}')]"
+    ));
+    assert_eq!(
+        [&looks[0][0], &looks[1][0], &looks[2][0]],
+        [&json!("initialized"), &json!("ended"), &json!("cancelled")],
+        "{looks}"
+    );
+    assert_ne!(looks[0][1], looks[1][1], "{looks}");
+    assert_ne!(looks[1][1], looks[2][1], "{looks}");
+    assert_ne!(
+        looks[2][2],
+        json!("none"),
+        "a cancelled bar is dashed: {looks}"
     );
     assert_eq!(
         s.js(&format!(
@@ -438,11 +525,11 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     s.js("const g = document.getElementById('tl-group'); g.value = 'zone'; g.dispatchEvent(new Event('change')); return true");
     assert_eq!(
         s.js("return [...document.querySelectorAll('[data-pool]')].map(g => g.dataset.pool)"),
-        json!(["dfw", "edge"])
+        json!(["dfw", "edge", "lab"])
     );
     assert_eq!(
         s.js("return document.querySelectorAll('[data-pool=edge] [data-reservation-id]').length"),
-        json!(5)
+        json!(7)
     );
 
     // Utilization of the pool: one plot per dimension with the available line.
@@ -460,6 +547,18 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         s.js("return document.querySelector('svg[data-dimension=vcpu]').parentNode.querySelector('h3').textContent"),
         json!("vcpu — capacity 64, reserved 4, allocated 2, available 60 (now)")
     );
+    assert_eq!(
+        s.js(&format!(
+            "const o = document.querySelector('#ut-pool option[value=\"edge/{os}\"]'); return [o.textContent, o.title.includes('{os}')]"
+        )),
+        json!(["edge · ostack-east (tenant promise, region RegionOne) •", true])
+    );
+    // The over-committed pool's available line goes below its zero line.
+    s.js("const p = document.getElementById('ut-pool'); p.value = 'lab/default'; p.dispatchEvent(new Event('change')); return true");
+    let below = s.js(
+        "const svg = document.querySelector('svg[data-dimension=vcpu]'); const zero = Number(svg.querySelector('[data-zero]').getAttribute('y1')); const ys = [...svg.querySelector('[data-line=available]').getAttribute('d').matchAll(/[ML]([-\\d.]+),([-\\d.]+)/g)].map(m => Number(m[2])); return [svg.dataset.min, Math.max(...ys) > zero + 1, [...svg.querySelectorAll('.tick')].map(t => t.textContent).includes('-2')]",
+    );
+    assert_eq!(below, json!(["-2", true, true]));
     s.screenshot("console-utilization");
 
     // A plan made through the API appears with its recommendation; one made while the page is

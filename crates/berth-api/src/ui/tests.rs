@@ -299,6 +299,118 @@ async fn the_calendar_view_shows_reservations_allocations_capacity_and_preemptio
 }
 
 #[tokio::test]
+async fn the_calendar_names_providers_and_keeps_over_commitment_below_zero() {
+    let f = fixture(false).await;
+    let (s, v, _) = call(
+        &f.app,
+        Method::POST,
+        "/add-provider",
+        Some(json!({"provider-type": "openstack", "name": "ostack-east", "region": "RegionOne", "tenant": {"name": "promise"}})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let id = v["provider-id"].as_str().unwrap().to_owned();
+    let (s, v, _) = call(
+        &f.app,
+        Method::POST,
+        "/add-provider",
+        Some(json!({"provider-type": "openstack"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let nameless = v["provider-id"].as_str().unwrap().to_owned();
+    for (zone, provider) in [("edge", &id), ("core", &nameless)] {
+        let (s, v, _) = call(
+            &f.app,
+            Method::POST,
+            "/increase-capacity",
+            Some(json!({"zone": zone, "source": format!("ResourceProvider:{provider}"), "capacity": {"cores": "8"}})),
+        )
+        .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    let pool = format!("edge/{id}");
+    let (s, v, _) = call(
+        &f.app,
+        Method::POST,
+        "/create-reservation",
+        Some(json!({"zone": "edge", "provider": id, "capacity": {"cores": "6"}, "start": h(1), "end": h(5)})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    // Takes 4 of the 8 cores the reservation counts on: 2 over.
+    let (s, v, _) = call(
+        &f.app,
+        Method::POST,
+        "/decrease-capacity",
+        Some(json!({"source": format!("ResourcePool:{pool}"), "capacity": {"cores": "4"}, "start": h(2)})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v, _) = call(
+        &f.app,
+        Method::GET,
+        "/ui/api/calendar?from=2030-01-01T00:00:00Z&to=2030-01-01T12:00:00Z",
+        None,
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let named = v["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == json!(pool))
+        .unwrap();
+    assert_eq!(
+        [
+            &named["zone"],
+            &named["provider"],
+            &named["provider_name"],
+            &named["provider_type"],
+            &named["tenant"],
+            &named["region"]
+        ],
+        [
+            &json!("edge"),
+            &json!(id),
+            &json!("ostack-east"),
+            &json!("openstack"),
+            &json!("promise"),
+            &json!("RegionOne")
+        ]
+    );
+    let other = v["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["provider"] == json!(nameless))
+        .unwrap();
+    assert_eq!(
+        [&other["provider_name"], &other["tenant"], &other["region"]],
+        [&json!(null), &json!(null), &json!(null)]
+    );
+    let levels: Vec<(&str, i64, i64, i64)> = named["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let l = &s["levels"]["vcpu"];
+            (
+                s["at"].as_str().unwrap(),
+                l["total"].as_i64().unwrap(),
+                l["reserved"].as_i64().unwrap(),
+                l["available"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        levels.contains(&("2030-01-01T02:00:00Z", 4, 6, -2)),
+        "{levels:?}"
+    );
+    assert_eq!(v["reservations"][0]["at_risk"], true);
+}
+
+#[tokio::test]
 async fn calendar_windows_are_checked_and_name_their_parameter() {
     let f = fixture(false).await;
     for (query, path, words) in [

@@ -156,6 +156,7 @@ pub fn catalog(provider: &str, inv: &Inventory) -> ProviderInfo {
     }
     ProviderInfo {
         id: provider.to_owned(),
+        name: None,
         provider_type: "inventory".into(),
         endpoint: None,
         region: None,

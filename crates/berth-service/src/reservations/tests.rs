@@ -263,6 +263,7 @@ async fn allocations_and_providers_round_trip() {
     let svc = open(Arc::clone(&j), &clock).await;
     let p = ProviderInfo {
         id: String::new(),
+        name: None,
         provider_type: "openstack".into(),
         endpoint: None,
         region: None,
@@ -1055,6 +1056,7 @@ async fn registered_configured_and_default_providers_are_known_with_their_flavor
     let j = memory().await;
     let configured = ProviderInfo {
         id: "inventory".into(),
+        name: None,
         provider_type: "static".into(),
         endpoint: None,
         region: None,
@@ -1079,6 +1081,7 @@ async fn registered_configured_and_default_providers_are_known_with_their_flavor
         .add_provider(
             ProviderInfo {
                 id: String::new(),
+                name: None,
                 provider_type: "openstack".into(),
                 endpoint: None,
                 region: None,
