@@ -28,6 +28,7 @@ NOT_CLIENT_OPS = {
     ("get", "/ui/api/place"),
     ("post", "/ui/api/place"),
     ("get", "/ui/api/plans"),
+    ("get", "/ui/api/session"),
     # Operator calls with admin credentials: `berth doctor --url` reads the inventory status.
     ("get", "/admin/inventory"),
     ("post", "/admin/inventory/reload"),

@@ -298,6 +298,7 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         .route("/ui/api/calendar", get(ui::calendar))
         .route("/ui/api/plans", get(ui::plans))
         .route("/ui/api/events", get(ui::events))
+        .route("/ui/api/session", get(ui::session))
         .route("/ui/api/place", get(ui::place_site).post(ui::place))
         .route("/ui/{*path}", get(ui::asset))
         .fallback(not_found)

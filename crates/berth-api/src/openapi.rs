@@ -22,7 +22,7 @@ use crate::promise::{
 };
 use crate::ui::{
     AllocationView, CalendarView, CapacityChangeView, LevelsView, PlaceBody, PlaceView, PlanView,
-    PoolView, ReservationView, SiteView, StepView,
+    PoolView, ReservationView, SessionView, SiteView, StepView,
 };
 
 /// (method, path, operation id, summary, request schema, success status)
@@ -320,6 +320,14 @@ const ROUTES: &[Route] = &[
     ),
     (
         HttpMethod::Get,
+        "/ui/api/session",
+        "console_session",
+        "Console: what the caller's credentials allow (`read`, `write` or `admin`)",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
         "/ui/api/events",
         "console_events",
         "Console: server-sent events `ready`, `calendar` {kind, seq}, `plan` {kind, id, \
@@ -352,6 +360,7 @@ fn success_body(id: &str) -> Option<(&'static str, &'static str, bool)> {
     Some(match id {
         "console_calendar" => ("application/json", "CalendarView", false),
         "console_plans" => ("application/json", "PlanView", true),
+        "console_session" => ("application/json", "SessionView", false),
         "console_place_site" => ("application/json", "SiteView", false),
         "console_place" => ("application/json", "PlaceView", false),
         "admin_inventory" => ("application/json", "InventoryStatusView", false),
@@ -392,6 +401,7 @@ pub fn openapi_json() -> String {
         .schema("AllocationView", AllocationView::schema())
         .schema("CapacityChangeView", CapacityChangeView::schema())
         .schema("PlanView", PlanView::schema())
+        .schema("SessionView", SessionView::schema())
         .schema("SiteView", SiteView::schema())
         .schema("PlaceBody", PlaceBody::schema())
         .schema("PlaceView", PlaceView::schema())

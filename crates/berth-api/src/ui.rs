@@ -7,6 +7,8 @@
 //! - `GET /ui/api/plans`: every plan with its outcome (recommendations, objective, proof,
 //!   triage).
 //! - `GET /ui/api/events`: server-sent events, one per calendar or plan change.
+//! - `GET /ui/api/session`: what the caller's credentials allow (the page shows action buttons
+//!   only to writers; the actions themselves go to the Promise and HAS routes).
 //! - `GET|POST /ui/api/place`: the daemon's datacenter topology, and a Heat template placed on
 //!   it with the rack diagram (berth-placement's SVG renderer).
 
@@ -173,6 +175,30 @@ pub async fn asset(path: Option<Path<String>>) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     r
+}
+
+/// `GET /ui/api/session`: what the caller may do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SessionView {
+    /// `read` (no action buttons; writes answer 403), `write` or `admin`.
+    pub access: String,
+}
+
+/// `GET /ui/api/session`.
+pub async fn session(State(st): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    let h = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let access = match st.auth.access(h) {
+        Some(crate::Access::Admin) => "admin",
+        Some(crate::Access::Write) => "write",
+        // The auth layer let the request through, so it can read.
+        Some(crate::Access::Read) | None => "read",
+    };
+    axum::Json(SessionView {
+        access: access.to_owned(),
+    })
+    .into_response()
 }
 
 /// Utilization levels of one dimension from a step's instant on.

@@ -5,6 +5,8 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const HOUR = 3600e3;
+// Width of the timeline's band names.
+const TL_LABEL = 210;
 const state = {
   view: "timeline",
   t0: Date.now() - 6 * HOUR,
@@ -38,7 +40,7 @@ async function getJson(url, opts) {
   const r = await fetch(apiUrl(url), Object.assign({ headers: { Accept: "application/json" } }, opts));
   const body = await r.json().catch(() => null);
   if (!r.ok) {
-    const detail = body && (body.detail || body.title) ? body.detail || body.title : r.statusText;
+    const detail = (body && (body.detail || body.message || body.title)) || r.statusText;
     const err = new Error(detail);
     err.body = body;
     throw err;
@@ -113,6 +115,7 @@ async function loadCalendar() {
     document.body.dataset.calendarLoaded = String(Date.now());
     drawTimeline();
     drawUtilization();
+    afterCalendar();
   } catch (e) {
     showError($("timeline"), "cannot load the calendar: " + e.message);
   }
@@ -140,7 +143,7 @@ function drawTimeline() {
   const cal = state.cal;
   if (!cal) return;
   const W = Math.max(600, box.clientWidth || 1000);
-  const LABEL = 210, AXIS = 26, LANE = 18, GAP = 10;
+  const LABEL = TL_LABEL, AXIS = 26, LANE = 18, GAP = 10;
   const t0 = state.t0, t1 = state.t1, span = t1 - t0;
   const x = (t) => LABEL + ((t - t0) / span) * (W - LABEL - 10);
   const far = Date.parse(cal.to) + 10 * span;
@@ -306,7 +309,7 @@ function setupTimeline() {
   const timeAt = (clientX) => {
     const r = box.getBoundingClientRect();
     const W = Math.max(600, box.clientWidth || 1000);
-    const frac = (clientX - r.left - 170) / (W - 180);
+    const frac = (clientX - r.left - TL_LABEL) / (W - TL_LABEL - 10);
     return state.t0 + Math.min(1, Math.max(0, frac)) * (state.t1 - state.t0);
   };
   box.addEventListener("wheel", (ev) => {
@@ -314,24 +317,30 @@ function setupTimeline() {
     zoom(ev.deltaY > 0 ? 1.25 : 0.8, timeAt(ev.clientX));
   }, { passive: false });
   let drag = null;
+  // A press that does not move is a click (it selects a reservation); one that moves pans.
   box.addEventListener("pointerdown", (ev) => {
-    drag = { x: ev.clientX, t0: state.t0, t1: state.t1 };
-    box.classList.add("dragging");
-    try { box.setPointerCapture(ev.pointerId); } catch (_) { /* synthetic pointers have none */ }
+    drag = { x: ev.clientX, t0: state.t0, t1: state.t1, id: ev.pointerId, moved: false };
   });
   box.addEventListener("pointermove", (ev) => {
     if (!drag) return;
+    if (!drag.moved) {
+      if (Math.abs(ev.clientX - drag.x) < 4) return;
+      drag.moved = true;
+      box.classList.add("dragging");
+      try { box.setPointerCapture(drag.id); } catch (_) { /* synthetic pointers have none */ }
+    }
     const W = Math.max(600, box.clientWidth || 1000);
-    const dt = ((ev.clientX - drag.x) / (W - 180)) * (drag.t1 - drag.t0);
+    const dt = ((ev.clientX - drag.x) / (W - TL_LABEL - 10)) * (drag.t1 - drag.t0);
     state.t0 = drag.t0 - dt;
     state.t1 = drag.t1 - dt;
     drawTimeline();
   });
   const end = () => {
     if (!drag) return;
+    const moved = drag.moved;
     drag = null;
     box.classList.remove("dragging");
-    scheduleCalendar();
+    if (moved) scheduleCalendar();
   };
   box.addEventListener("pointerup", end);
   box.addEventListener("pointercancel", end);
@@ -481,6 +490,7 @@ function planCard(p) {
     card.append(det);
   }
   if (o.stats) card.append(el("p", { class: "meta", text: `search: ${o.stats.nodes} nodes, ${o.stats.elapsed_ms} ms` }));
+  if (canWrite()) card.append(el("p", { class: "actions" }, el("button", { type: "button", class: "act danger", "data-delete-plan": p.id, text: "Delete plan" })));
   return card;
 }
 

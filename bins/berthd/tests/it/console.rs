@@ -17,11 +17,16 @@ use base64::Engine as _;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
+mod actions;
+
 use crate::db::Db;
 use crate::{Daemon, TEMPLATE, TOKEN, client, daemon_log, free_port, post, wait_plan, wait_ready};
 
 const USER: &str = "operator";
 const PASSWORD: &str = "console-pw";
+/// A read-only user (`BERTH_READ_BASIC_AUTH`).
+const VIEWER: &str = "viewer";
+const VIEWER_PASSWORD: &str = "viewer-pw";
 
 const INVENTORY: &str = "
 candidates:
@@ -216,6 +221,10 @@ fn start_preempting(dir: &Path, port: u16, db: &Db) -> Daemon {
         .env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
         .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
         .env("BERTH_BASIC_AUTH", format!("{USER}:{PASSWORD}"))
+        .env(
+            "BERTH_READ_BASIC_AUTH",
+            format!("{VIEWER}:{VIEWER_PASSWORD}"),
+        )
         .env("BERTH_TOKENS", TOKEN)
         .env("BERTH_LOG", "warn")
         .current_dir(dir)
@@ -240,6 +249,18 @@ fn api(c: &Client, base: &str, path: &str, body: Value) -> Value {
     let v: Value = r.json().unwrap_or(Value::Null);
     assert!(status < 300, "{path}: {status} {v}");
     v
+}
+
+/// The errors of a browser log but the one answer the test provoked: Chromium logs each
+/// response of status `provoked[1]` from a route ending in `provoked[0]` as a failed load.
+fn unexpected(log: Vec<(String, String)>, provoked: &[&str; 2]) -> Vec<(String, String)> {
+    log.into_iter()
+        .filter(|(level, _)| level == "SEVERE")
+        .filter(|(_, m)| {
+            !(m.contains(&format!("{} - Failed to load resource", provoked[0]))
+                && m.contains(&format!("status of {}", provoked[1])))
+        })
+        .collect()
 }
 
 fn in_hours(h: i64) -> String {
@@ -531,6 +552,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         s.js("return document.querySelectorAll('[data-pool=edge] [data-reservation-id]').length"),
         json!(7)
     );
+    actions::reservations(&s, &c, &base);
 
     // Utilization of the pool: one plot per dimension with the available line.
     s.go(&format!("{ui}#utilization"));
@@ -627,6 +649,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         "both candidates of the inventory were considered"
     );
     s.screenshot("console-plans");
+    actions::plans(&s, &c, &d);
 
     // The rack view places the bundled example template on the bundled room.
     s.go(&format!("{ui}#racks"));
@@ -643,11 +666,7 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
     assert_eq!(rows, json!(13), "12 servers and a header");
     s.screenshot("console-racks");
 
-    let errors: Vec<_> = s
-        .log()
-        .into_iter()
-        .filter(|(level, _)| level == "SEVERE")
-        .collect();
+    let errors = unexpected(s.log(), &["/create-reservation", "409"]);
     assert!(errors.is_empty(), "browser console errors: {errors:?}");
 
     // Wrong credentials show a page that says so, not a blank one.
@@ -682,6 +701,17 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         json!("/ui/logout")
     );
     s.end();
+
+    // A read-only user, in a browser of its own.
+    let reader = Session::new(&driver, &chromium);
+    actions::read_only(
+        &reader,
+        &format!("http://{VIEWER}:{VIEWER_PASSWORD}@127.0.0.1:{port}/ui/"),
+        &first,
+    );
+    let errors = unexpected(reader.log(), &["/cancel-reservation", "403"]);
+    assert!(errors.is_empty(), "reader's console errors: {errors:?}");
+    reader.end();
     drop(driver);
 
     // An open event stream does not hold up a graceful stop: it ends when shutdown begins.

@@ -411,6 +411,44 @@ async fn the_calendar_names_providers_and_keeps_over_commitment_below_zero() {
 }
 
 #[tokio::test]
+async fn the_session_says_what_the_credentials_allow_and_readers_may_not_act() {
+    let f = fixture(false).await;
+    let (s, _, body) = raw(&f.app, "/ui/api/session", Some("Basic YWRtaW46cHc=")).await;
+    assert_eq!((s, body.as_str()), (200, r#"{"access":"write"}"#));
+    let (s, _, body) = raw(&f.app, "/ui/api/session", Some("Bearer ro")).await;
+    assert_eq!((s, body.as_str()), (200, r#"{"access":"read"}"#));
+    let (s, _, _) = raw(&f.app, "/ui/api/session", None).await;
+    assert_eq!(s, 401);
+    // The console's actions are the API's routes: a reader's are refused there.
+    for (method, uri, body) in [
+        (
+            Method::POST,
+            "/create-reservation",
+            Some(json!({"zone": "edge", "capacity": {"cores": "1"}})),
+        ),
+        (
+            Method::POST,
+            "/update-reservation",
+            Some(json!({"reservation-id": "r1", "end": h(3)})),
+        ),
+        (
+            Method::POST,
+            "/cancel-reservation",
+            Some(json!({"reservation-id": "r1"})),
+        ),
+        (Method::DELETE, "/v1/plans/p1", None),
+        (
+            Method::POST,
+            "/v1/plans",
+            Some(json!({"name": "x", "template": "homing_template_version: 2017-10-10"})),
+        ),
+    ] {
+        let (s, v, _) = call_with(&f.app, method, uri, body, Some("Bearer ro")).await;
+        assert_eq!(s, 403, "{uri}: {v}");
+    }
+}
+
+#[tokio::test]
 async fn calendar_windows_are_checked_and_name_their_parameter() {
     let f = fixture(false).await;
     for (query, path, words) in [
