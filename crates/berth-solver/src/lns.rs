@@ -1,7 +1,7 @@
 //! Large-neighbourhood improvement: which variables to free around the incumbent.
 //!
 //! A round fixes every variable to its incumbent value except a neighbourhood and searches
-//! the freed ones for a strictly better plan (the search itself lives in `search.rs`). A
+//! the freed ones for a strictly better plan (run by `search/rounds.rs`). A
 //! neighbourhood grows from a random variable through what binds it: the other variables of
 //! its small constraints and objective terms (pairs, groups, anti-affinity), the variables
 //! holding the same capacity holder, and those holding the holders of its cheapest values

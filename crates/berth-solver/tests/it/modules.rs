@@ -3,15 +3,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Module of each file: `src/x.rs` is `x`, `src/builtin/*.rs` belong to `builtin`.
+/// Module of each file: `src/x.rs` is `x`, `src/builtin/*.rs` belong to `builtin` and
+/// `src/search/*.rs` to `search`.
 fn sources() -> BTreeMap<String, String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out: BTreeMap<String, String> = BTreeMap::new();
     let mut add = |module: String, path: &Path| {
         let text = std::fs::read_to_string(path).expect("readable source");
-        out.entry(module).or_default().push_str(&text);
+        // Each file's own code: a `#[cfg(test)]` tail ends that file only.
+        let all = out.entry(module).or_default();
+        all.push_str(&code(&text));
+        all.push('\n');
     };
-    for dir in [src.clone(), src.join("builtin")] {
+    for dir in [src.clone(), src.join("builtin"), src.join("search")] {
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .expect("source directory")
             .map(|e| e.expect("entry").path())
@@ -20,7 +24,13 @@ fn sources() -> BTreeMap<String, String> {
         files.sort();
         for f in files {
             let stem = f.file_stem().and_then(|s| s.to_str()).expect("utf-8 name");
-            let module = if dir == src { stem } else { "builtin" };
+            let module = if dir == src {
+                stem
+            } else {
+                dir.file_name()
+                    .and_then(|s| s.to_str())
+                    .expect("utf-8 name")
+            };
             if module != "lib" && module != "tests" {
                 add(module.to_string(), &f);
             }
