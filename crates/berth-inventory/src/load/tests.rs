@@ -1,6 +1,8 @@
 //! Unit tests for the inventory loader: values, defaults and diagnostics.
 
+use super::candidates::CANDIDATE_KEYS;
 use super::*;
+use crate::model::{AttrValue, InventoryType, ZoneCategory};
 use expect_test::{Expect, expect};
 
 fn check_diags(text: &str, want: Expect) {
@@ -644,7 +646,7 @@ proptest::proptest! {
         // (keys allowed there, line the key lands on, indentation, path prefix)
         let (allowed, line, indent, prefix) = [
             (super::TOP_KEYS, 1, 0, ""),
-            (super::CANDIDATE_KEYS, 4, 4, "candidates[0]."),
+            (CANDIDATE_KEYS, 4, 4, "candidates[0]."),
         ][site];
         let key = if near { edited(allowed[pick.index(allowed.len())], kind, at, c) } else { random };
         proptest::prop_assume!(!allowed.contains(&key.as_str()) && !["null", "true", "false"].contains(&key.as_str()));
