@@ -24,7 +24,7 @@ function $(id) { return document.getElementById(id); }
 function apiUrl(path) { return location.origin + "/ui/api/" + path; }
 
 function el(tag, attrs, ...kids) {
-  const svg = ["svg", "g", "rect", "line", "text", "path", "title", "polygon", "polyline"].includes(tag);
+  const svg = ["svg", "g", "rect", "line", "text", "path", "title", "polygon", "polyline", "circle"].includes(tag);
   const e = svg ? document.createElementNS(SVG, tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
@@ -476,6 +476,7 @@ function planCard(p) {
     card.append(table);
   }
   if (p.reservations && p.reservations.length) card.append(el("p", { class: "meta", text: "reservations: " + p.reservations.join(", ") }));
+  if (o.map && (o.map.locations.length || o.map.candidates.length)) card.append(planMap(o.map));
   const triage = o.triage && typeof o.triage === "object" ? Object.entries(o.triage) : [];
   if (triage.length) {
     const det = el("details", { "data-triage": "" }, el("summary", { text: "triage: why candidates were removed" }));
@@ -492,6 +493,57 @@ function planCard(p) {
   if (o.stats) card.append(el("p", { class: "meta", text: `search: ${o.stats.nodes} nodes, ${o.stats.elapsed_ms} ms` }));
   if (canWrite()) card.append(el("p", { class: "actions" }, el("button", { type: "button", class: "act danger", "data-delete-plan": p.id, text: "Delete plan" })));
   return card;
+}
+
+// Colours of the triage's reasons on the map, in the order the reasons are first met.
+const REASON_COLOURS = ["#c9423a", "#e39b1a", "#7a4fc9", "#b5487f", "#8a5a00", "#3b9bb5"];
+
+// A plan's points on the bundled world outline (world.js): customer locations, the chosen
+// candidates, and the removed ones coloured by the constraint that removed them. The view
+// is the points' box with a margin, 2:1 like the projection.
+function planMap(m) {
+  const px = (lon, lat) => [(lon + 180) * 2, (90 - lat) * 2];
+  const pts = [...m.locations, ...m.candidates].map((q) => px(q.longitude, q.latitude));
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const [x, y] of pts) { x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
+  let w = Math.max(80, (x1 - x0) * 1.4), h = Math.max(40, (y1 - y0) * 1.4);
+  if (w > 2 * h) h = w / 2; else w = 2 * h;
+  w = Math.min(w, WORLD.width); h = Math.min(h, WORLD.height);
+  const vx = Math.min(Math.max(0, (x0 + x1) / 2 - w / 2), WORLD.width - w);
+  const vy = Math.min(Math.max(0, (y0 + y1) / 2 - h / 2), WORLD.height - h);
+  const r = w / 80;
+  const svg = el("svg", { class: "map", "data-map": "", viewBox: `${vx} ${vy} ${w} ${h}`, width: 480, height: 240, preserveAspectRatio: "xMidYMid meet" });
+  svg.append(el("rect", { class: "sea", x: 0, y: 0, width: WORLD.width, height: WORLD.height }));
+  svg.append(el("path", { class: "land", d: WORLD.path, "stroke-width": w / 600 }));
+  const reasons = [];
+  for (const c of m.candidates) if (c.removed && !reasons.includes(c.removed)) reasons.push(c.removed);
+  const colour = (why) => REASON_COLOURS[reasons.indexOf(why) % REASON_COLOURS.length];
+  // Removed first, so the chosen ones and the customers are drawn on top.
+  const order = [...m.candidates].sort((a, b) => Number(a.chosen) - Number(b.chosen));
+  for (const c of order) {
+    const [cx, cy] = px(c.longitude, c.latitude);
+    const dot = el("circle", {
+      cx, cy, r: c.chosen ? r * 1.3 : r, "stroke-width": r / 3,
+      class: "map-candidate " + (c.chosen ? "chosen" : "removed"),
+      fill: c.chosen ? undefined : colour(c.removed),
+      "data-candidate": c.id, "data-demand": c.demand, "data-reason": c.removed || undefined,
+    });
+    dot.append(el("title", { text: `${c.id} (${c.demand}): ${c.chosen ? "chosen" : "removed by " + c.removed} · ${c.latitude}, ${c.longitude}` }));
+    svg.append(dot);
+  }
+  for (const l of m.locations) {
+    const [cx, cy] = px(l.longitude, l.latitude);
+    const dot = el("circle", { cx, cy, r: r * 0.9, "stroke-width": r / 2, class: "map-location", "data-location": l.name });
+    dot.append(el("title", { text: `${l.name} (location) · ${l.latitude}, ${l.longitude}` }));
+    svg.append(dot);
+  }
+  const legend = el("div", { class: "map-legend" },
+    el("span", { class: "key loc", text: "location" }),
+    el("span", { class: "key chosen", text: "chosen" }),
+    // Colours as SVG attributes: the page's CSP allows no inline styles.
+    ...reasons.map((why) => el("span", { class: "key why", "data-reason": why },
+      el("svg", { width: 10, height: 10 }, el("circle", { cx: 5, cy: 5, r: 4, fill: colour(why) })), "removed by " + why)));
+  return el("figure", { class: "plan-map" }, svg, legend);
 }
 
 function fmtNum(v) {

@@ -601,9 +601,9 @@ impl PlanService {
             ..PlanOptions::default()
         };
         let inventory = self.inventory.current();
-        let t = Arc::clone(&template);
+        let (t, inv) = (Arc::clone(&template), Arc::clone(&inventory));
         let handle =
-            tokio::task::spawn_blocking(move || berth_engine::plan(&t, inventory.as_ref(), &opts));
+            tokio::task::spawn_blocking(move || berth_engine::plan(&t, inv.as_ref(), &opts));
         // The engine stops itself at the time limit; the outer guard covers a runaway step.
         let outcome = match tokio::time::timeout(
             Duration::from_secs(timeout) + Duration::from_secs(2),
@@ -638,7 +638,7 @@ impl PlanService {
                 );
             }
         };
-        let json = outcome.to_json();
+        let json = map::with_map(outcome.to_json(), &template, inventory.as_ref());
         match outcome.status {
             Status::NotFound => {
                 return (
@@ -781,6 +781,8 @@ fn reservation_amounts(item: &berth_template::Reservation) -> Amounts {
         .collect();
     from(&props)
 }
+
+mod map;
 
 #[cfg(test)]
 mod tests;

@@ -648,6 +648,47 @@ fn console_in_chromium_shows_live_reservations_plans_and_racks() {
         json!("2"),
         "both candidates of the inventory were considered"
     );
+    // The map: the customer, Dallas chosen, New York removed by `near_customer` and coloured
+    // as its legend says; east is right and north is up.
+    let dots = s.js(&format!(
+        "return [...document.querySelectorAll('[data-plan-id=\"{second}\"] svg[data-map] circle')].map(c => [c.getAttribute('class'), c.dataset.candidate || c.dataset.location, c.dataset.reason || null, Number(c.getAttribute('cx')), Number(c.getAttribute('cy')), c.getAttribute('fill')])"
+    ));
+    let by = |name: &str| {
+        dots.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d[1] == name)
+            .unwrap_or_else(|| panic!("no {name} on the map: {dots}"))
+            .clone()
+    };
+    let (customer, dfw, nyc) = (by("customer"), by("dfw"), by("nyc"));
+    assert_eq!(dots.as_array().unwrap().len(), 3, "{dots}");
+    assert_eq!(customer[0], json!("map-location"), "{dots}");
+    assert_eq!(
+        (&dfw[0], &dfw[2]),
+        (&json!("map-candidate chosen"), &json!(null))
+    );
+    assert_eq!(
+        (&nyc[0], &nyc[2]),
+        (&json!("map-candidate removed"), &json!("near_customer"))
+    );
+    assert!(
+        nyc[3].as_f64() > dfw[3].as_f64() && nyc[4].as_f64() < dfw[4].as_f64(),
+        "{dots}"
+    );
+    assert_eq!(
+        s.js(&format!(
+            "return document.querySelector('[data-plan-id=\"{second}\"] .map-legend [data-reason=near_customer] circle').getAttribute('fill')"
+        )),
+        nyc[5]
+    );
+    assert_eq!(
+        s.js(&format!(
+            "const p = document.querySelector('[data-plan-id=\"{second}\"] svg[data-map] path.land'); return p.getAttribute('d').length > 10000 && p.getBBox().width > 0"
+        )),
+        json!(true),
+        "the bundled outline is drawn"
+    );
     s.screenshot("console-plans");
     actions::plans(&s, &c, &d);
 

@@ -528,6 +528,47 @@ async fn plans_are_listed_newest_first_with_their_outcome() {
 }
 
 #[tokio::test]
+async fn a_plan_carries_its_points_for_the_map() {
+    let f = fixture(false).await;
+    // Within 500 km of Dallas: New York is removed; Dallas is chosen.
+    let template = json!({
+        "homing_template_version": "2017-10-10",
+        "locations": {"customer": {"latitude": 32.8, "longitude": -96.8}},
+        "demands": {"vG": [{"inventory_provider": "aai", "inventory_type": "cloud"}]},
+        "constraints": {"near": {"type": "distance_to_location", "demands": ["vG"],
+            "properties": {"distance": "< 500 km", "location": "customer"}}},
+        "optimization": {"minimize": {"sum": [{"distance_between": ["customer", "vG"]}]}},
+    });
+    let (s, v, _) = call(
+        &f.app,
+        Method::POST,
+        "/v1/plans",
+        Some(json!({"name": "near", "id": "near", "template": template})),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    for _ in 0..500 {
+        let p = f.plans.get("near").await.unwrap().unwrap();
+        if p.status.is_final() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (s, v, _) = call(&f.app, Method::GET, "/ui/api/plans", None).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v[0]["outcome"]["map"],
+        json!({
+            "locations": [{"name": "customer", "latitude": 32.8, "longitude": -96.8}],
+            "candidates": [
+                {"id": "dfw", "demand": "vG", "latitude": 32.9, "longitude": -97.0, "chosen": true, "removed": null},
+                {"id": "nyc", "demand": "vG", "latitude": 40.7, "longitude": -74.0, "chosen": false, "removed": "near"},
+            ],
+        })
+    );
+}
+
+#[tokio::test]
 async fn the_event_stream_says_ready_then_each_calendar_change() {
     let f = fixture(false).await;
     let resp = f
