@@ -20,46 +20,7 @@ use berth_service::{ErrorKind, ServiceError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// Which wire dialect an error is rendered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// `application/problem+json` (RFC 9457).
-    Problem,
-    /// ONAP HAS: `{"error_message": {"explanation", "code", "error": {"message", "type"},
-    /// "title"}}`.
-    Has,
-    /// Promise shim: `{"result": "conflict"|"error", "message", "offers"?}`.
-    Promise,
-}
-
-impl Dialect {
-    /// The dialect of the routes under `path`: HAS for `/` and `/v1/...`, Promise for the
-    /// Promise operations and subscriptions, Problem otherwise.
-    pub fn of_path(path: &str) -> Dialect {
-        const PROMISE: &[&str] = &[
-            "/add-provider",
-            "/create-reservation",
-            "/update-reservation",
-            "/cancel-reservation",
-            "/query-reservation",
-            "/create-instance",
-            "/destroy-instance",
-            "/increase-capacity",
-            "/decrease-capacity",
-            "/query-capacity",
-        ];
-        if path == "/" || path == "/v1" || path.starts_with("/v1/") {
-            Dialect::Has
-        } else if PROMISE.contains(&path)
-            || path.starts_with("/capacity/")
-            || path.starts_with("/reservation/")
-        {
-            Dialect::Promise
-        } else {
-            Dialect::Problem
-        }
-    }
-}
+pub use crate::dialect::Dialect;
 
 /// One problem with the input, located by field path and (when known) line:column — Berth's
 /// addition to every error dialect, under `diagnostics`.
@@ -296,7 +257,7 @@ impl ApiError {
             .conflict()
             .and_then(|c| match dialect {
                 // Promise clients read the dimensions by their Promise names.
-                Dialect::Promise => Some(crate::promise::promise_offers(&c.offers)),
+                Dialect::Promise => Some(crate::promise_wire::promise_offers(&c.offers)),
                 _ => serde_json::to_value(&c.offers).ok(),
             })
             .map(Box::new);

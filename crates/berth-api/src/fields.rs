@@ -7,11 +7,10 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use crate::error::Dialect;
+use crate::dialect::Dialect;
 
 /// Names a body accepts besides its schema's (serde aliases): (schema, alias, field).
 const ALIASES: &[(&str, &str, &str)] = &[
@@ -55,121 +54,137 @@ impl Unknown {
     }
 }
 
-/// The component schemas of the OpenAPI document (for `$ref`s of nested bodies).
-static COMPONENTS: LazyLock<BTreeMap<String, Value>> = LazyLock::new(|| {
-    serde_json::from_str::<Value>(&crate::openapi_json())
-        .ok()
-        .and_then(|v| v["components"]["schemas"].as_object().cloned())
-        .map(|m| m.into_iter().collect())
-        .unwrap_or_default()
-});
-
 /// Every unknown field of `body` against the schema of type `T`, in document order.
 pub fn unknown_fields<T: utoipa::ToSchema>(body: &Value) -> Vec<Unknown> {
     let schema = serde_json::to_value(T::schema()).unwrap_or(Value::Null);
+    // The schemas `T` refers to, for `$ref`s of nested bodies: `T`'s own, not the whole
+    // document's, so that this check needs nothing of the routes.
+    let mut refs = Vec::new();
+    T::schemas(&mut refs);
+    let doc = Components(
+        refs.into_iter()
+            .filter_map(|(n, s)| Some((n, serde_json::to_value(s).ok()?)))
+            .collect(),
+    );
     let mut out = Vec::new();
-    walk(body, &schema, &T::name(), "", &mut out, 0);
+    doc.walk(body, &schema, &T::name(), "", &mut out, 0);
     out
 }
 
-/// The object schema `schema` stands for (through `$ref`, `oneOf`/`anyOf`/`allOf`), with its
-/// component name when it has one.
-fn resolve<'a>(schema: &'a Value, name: &str, depth: usize) -> Option<(&'a Value, String)> {
-    if depth > 8 {
-        return None;
-    }
-    if schema.get("properties").is_some() {
-        return Some((schema, name.to_owned()));
-    }
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+/// Component schemas by name.
+struct Components(BTreeMap<String, Value>);
+
+impl Components {
+    /// The schema `$ref` `r` names.
+    fn target(&self, r: &str) -> Option<(&Value, String)> {
         let n = r.rsplit('/').next().unwrap_or_default();
-        return COMPONENTS.get(n).and_then(|s| resolve(s, n, depth + 1));
+        self.0.get(n).map(|s| (s, n.to_owned()))
     }
-    for k in ["oneOf", "anyOf", "allOf"] {
-        if let Some(list) = schema.get(k).and_then(Value::as_array)
-            && let Some(found) = list.iter().find_map(|s| resolve(s, name, depth + 1))
-        {
-            return Some(found);
+
+    /// The object schema `schema` stands for (through `$ref`, `oneOf`/`anyOf`/`allOf`), with
+    /// its component name when it has one.
+    fn resolve<'a>(
+        &'a self,
+        schema: &'a Value,
+        name: &str,
+        depth: usize,
+    ) -> Option<(&'a Value, String)> {
+        if depth > 8 {
+            return None;
         }
+        if schema.get("properties").is_some() {
+            return Some((schema, name.to_owned()));
+        }
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            let (s, n) = self.target(r)?;
+            return self.resolve(s, &n, depth + 1);
+        }
+        for k in ["oneOf", "anyOf", "allOf"] {
+            if let Some(list) = schema.get(k).and_then(Value::as_array)
+                && let Some(found) = list.iter().find_map(|s| self.resolve(s, name, depth + 1))
+            {
+                return Some(found);
+            }
+        }
+        None
     }
-    None
-}
 
-/// The schema of the elements of an array schema (through `oneOf` for an optional one).
-fn items(schema: &Value, depth: usize) -> Option<&Value> {
-    if depth > 8 {
-        return None;
+    /// The schema of the elements of an array schema (through `oneOf` for an optional one).
+    fn items<'a>(&'a self, schema: &'a Value, depth: usize) -> Option<&'a Value> {
+        if depth > 8 {
+            return None;
+        }
+        if let Some(i) = schema.get("items") {
+            return Some(i);
+        }
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            return self.items(self.target(r)?.0, depth + 1);
+        }
+        ["oneOf", "anyOf", "allOf"].iter().find_map(|k| {
+            schema
+                .get(*k)
+                .and_then(Value::as_array)
+                .and_then(|l| l.iter().find_map(|s| self.items(s, depth + 1)))
+        })
     }
-    if let Some(i) = schema.get("items") {
-        return Some(i);
-    }
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let n = r.rsplit('/').next().unwrap_or_default();
-        return COMPONENTS.get(n).and_then(|s| items(s, depth + 1));
-    }
-    ["oneOf", "anyOf", "allOf"].iter().find_map(|k| {
-        schema
-            .get(*k)
-            .and_then(Value::as_array)
-            .and_then(|l| l.iter().find_map(|s| items(s, depth + 1)))
-    })
-}
 
-fn walk(
-    body: &Value,
-    schema: &Value,
-    name: &str,
-    path: &str,
-    out: &mut Vec<Unknown>,
-    depth: usize,
-) {
-    if depth > 16 {
-        return;
-    }
-    match body {
-        Value::Object(map) => {
-            let Some((obj, name)) = resolve(schema, name, 0) else {
-                return;
-            };
-            let Some(props) = obj["properties"].as_object() else {
-                return;
-            };
-            let aliases: Vec<(&str, &str)> = ALIASES
-                .iter()
-                .filter(|(s, _, _)| *s == name)
-                .map(|(_, a, f)| (*a, *f))
-                .collect();
-            let mut known: Vec<String> = props.keys().cloned().collect();
-            known.extend(aliases.iter().map(|(a, _)| (*a).to_owned()));
-            known.sort();
-            for (k, v) in map {
-                let at = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
+    fn walk(
+        &self,
+        body: &Value,
+        schema: &Value,
+        name: &str,
+        path: &str,
+        out: &mut Vec<Unknown>,
+        depth: usize,
+    ) {
+        if depth > 16 {
+            return;
+        }
+        match body {
+            Value::Object(map) => {
+                let Some((obj, name)) = self.resolve(schema, name, 0) else {
+                    return;
                 };
-                let field = aliases
+                let Some(props) = obj["properties"].as_object() else {
+                    return;
+                };
+                let aliases: Vec<(&str, &str)> = ALIASES
                     .iter()
-                    .find(|(a, _)| a == k)
-                    .map_or(k.as_str(), |(_, f)| *f);
-                match props.get(field) {
-                    Some(s) => walk(v, s, "", &at, out, depth + 1),
-                    None => out.push(Unknown {
-                        path: at,
-                        near: near_miss(k, &known).map(str::to_owned),
-                        known: known.clone(),
-                    }),
+                    .filter(|(s, _, _)| *s == name)
+                    .map(|(_, a, f)| (*a, *f))
+                    .collect();
+                let mut known: Vec<String> = props.keys().cloned().collect();
+                known.extend(aliases.iter().map(|(a, _)| (*a).to_owned()));
+                known.sort();
+                for (k, v) in map {
+                    let at = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    let field = aliases
+                        .iter()
+                        .find(|(a, _)| a == k)
+                        .map_or(k.as_str(), |(_, f)| *f);
+                    match props.get(field) {
+                        Some(s) => self.walk(v, s, "", &at, out, depth + 1),
+                        None => out.push(Unknown {
+                            path: at,
+                            near: near_miss(k, &known).map(str::to_owned),
+                            known: known.clone(),
+                        }),
+                    }
                 }
             }
-        }
-        Value::Array(list) => {
-            if let Some(item) = items(schema, 0) {
-                for (i, v) in list.iter().enumerate() {
-                    walk(v, item, "", &format!("{path}[{i}]"), out, depth + 1);
+            Value::Array(list) => {
+                if let Some(item) = self.items(schema, 0) {
+                    for (i, v) in list.iter().enumerate() {
+                        self.walk(v, item, "", &format!("{path}[{i}]"), out, depth + 1);
+                    }
                 }
             }
+            _ => {}
         }
-        _ => {}
     }
 }
 

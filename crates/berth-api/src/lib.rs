@@ -26,11 +26,13 @@
 
 pub mod admin;
 mod body;
+mod dialect;
 mod error;
 pub mod fields;
 pub mod has;
 mod openapi;
 pub mod promise;
+mod promise_wire;
 pub mod ui;
 
 use std::sync::Arc;
