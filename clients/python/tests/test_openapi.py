@@ -67,6 +67,7 @@ def every_call() -> list[tuple[str, str, Optional[dict[str, Any]]]]:
     c.wait_plan("p")
     c.add_provider(
         "openstack",
+        name="edge",
         tenant={"name": "t"},
         endpoint="http://10.0.0.1:5000",
         username="u",

@@ -236,6 +236,7 @@ class Client:
         self,
         provider_type: str = "openstack",
         *,
+        name: Optional[str] = None,
         tenant: Optional[Mapping[str, str]] = None,
         endpoint: Optional[str] = None,
         username: Optional[str] = None,
@@ -243,10 +244,12 @@ class Client:
         region: Optional[str] = None,
         flavors: Optional[Sequence[Mapping[str, Any]]] = None,
     ) -> Provider:
-        """``add-provider``: registers a provider; its pool is ``default/<provider-id>``."""
+        """``add-provider``: registers a provider; its pool is ``default/<provider-id>``.
+        ``name`` is what the console shows for it (the id otherwise)."""
         body = _compact(
             {
                 "provider-type": provider_type,
+                "name": name,
                 "tenant": dict(tenant) if tenant is not None else {},
                 "endpoint": endpoint,
                 "username": username,
