@@ -1,7 +1,8 @@
 //! Berth's side of `cargo xtask bench-homing`: writes the seeded instances as JSON, and solves
 //! one instance file, printing one JSON line (status, objective, seconds, nodes).
 //!
-//! `homing gen DIR [--sizes 4x20,15x150] [--seeds N]` (each instance as `NAME.json`, and as the
+//! `homing gen DIR [--sizes 4x20,15x150,50x600p] [--seeds N]` (a `p` after a size: the instance
+//! with pair-distance terms, `berth_benches::homing::with_pair_terms`; each instance as `NAME.json`, and as the
 //! files a user gives `berth solve`: `NAME.template.yaml` and `NAME.inventory.yaml`, see
 //! `berth_benches::homing_files`), `homing check FILE OUTCOME` (`berth solve -o json`'s
 //! outcome for the instance's files, re-checked against the instance alone: one JSON line as
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use berth_benches::homing::{Instance, SIZES, check, generate, to_problem};
+use berth_benches::homing::{Instance, SIZES, check, generate, to_problem, with_pair_terms};
 use berth_benches::homing_files::to_files;
 use berth_solver::{Outcome, Progress, SolveOptions};
 
@@ -57,15 +58,17 @@ fn main() -> ExitCode {
 }
 
 fn gen_all(dir: &str, args: &[String]) -> ExitCode {
-    let sizes: Vec<(usize, usize)> = match arg(args, "--sizes") {
+    // `50x600p`: the instance with pair-distance terms.
+    let sizes: Vec<(usize, usize, bool)> = match arg(args, "--sizes") {
         Some(s) => s
             .split(',')
             .filter_map(|t| {
                 let (a, b) = t.split_once('x')?;
-                Some((a.parse().ok()?, b.parse().ok()?))
+                let (b, pairs) = b.strip_suffix('p').map_or((b, false), |b| (b, true));
+                Some((a.parse().ok()?, b.parse().ok()?, pairs))
             })
             .collect(),
-        None => SIZES.to_vec(),
+        None => SIZES.iter().map(|&(n, m)| (n, m, false)).collect(),
     };
     let seeds: u64 = arg(args, "--seeds")
         .and_then(|s| s.parse().ok())
@@ -74,9 +77,10 @@ fn gen_all(dir: &str, args: &[String]) -> ExitCode {
         eprintln!("cannot create {dir}: {e}");
         return ExitCode::from(2);
     }
-    for &(n, m) in &sizes {
+    for &(n, m, pairs) in &sizes {
         for seed in 1..=seeds {
             let inst = generate(n, m, seed);
+            let inst = if pairs { with_pair_terms(inst) } else { inst };
             let path = format!("{dir}/{}.json", inst.name);
             let (template, inventory) = match to_files(&inst) {
                 Ok(f) => f,
@@ -194,7 +198,7 @@ fn solve(file: &str, args: &[String]) -> ExitCode {
     let checked = values.as_deref().map(|v| check(&inst, v));
     let status = match checked {
         Some(None) => "WRONG",
-        Some(Some(c)) if Some(c as f64) != objective => "WRONG",
+        Some(Some(c)) if Some(c) != objective => "WRONG",
         _ => status,
     };
     if let (Some(path), Some(v)) = (arg(args, "--plan"), &values)
@@ -271,7 +275,7 @@ fn check_outcome(file: &str, outcome: Option<&String>) -> ExitCode {
         _ => "ERROR",
     };
     let status = match (status, values.as_deref().map(|x| check(&inst, x))) {
-        ("OPTIMAL" | "FEASIBLE", Some(Some(c))) if Some(c as f64) == objective => status,
+        ("OPTIMAL" | "FEASIBLE", Some(Some(c))) if Some(c) == objective => status,
         ("OPTIMAL" | "FEASIBLE", _) => "WRONG",
         (s, _) => s,
     };

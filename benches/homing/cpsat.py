@@ -8,11 +8,42 @@ sum of the chosen integer costs; vCPU capacity per candidate; zone-different pai
 of the pair per zone; distance pairs as clauses (a on c implies b on a candidate within the
 limit); inventory groups through one group choice per set; anti-affinity as at most one per
 candidate. Time counts building and solving the model, not reading the file.
+
+Pair-distance terms (`pair_terms`, weight x great-circle km between the candidates of two
+demands): CP-SAT needs integers, so the whole objective is scaled by PAIR_SCALE and each pair
+cost rounded, round(weight x SCALE x km x PAIR_SCALE), with km the engine's haversine on the
+same globe points (benches/src/homing.rs `globe`). One integer D per term, at least the
+distance of every candidate pair chosen (enforced by each Boolean of either demand). Each
+term's rounding is at most 0.5 / PAIR_SCALE, so CP-SAT's optimum (printed divided by
+PAIR_SCALE) lies within `tolerance` = terms x (0.5 + 1e-6) / PAIR_SCALE of the exact one (the
+1e-6 covers Python's libm against Rust's); the harness compares within it. Without pair terms
+the tolerance is 0 and the objective is an integer.
 """
 
 import json
+import math
 import sys
 import time
+
+# As benches/src/homing.rs (SCALE, PAIR_SCALE) and berth_constraints::geo (EARTH_RADIUS_KM).
+SCALE = 1000.0
+PAIR_SCALE = 1000
+EARTH_RADIUS_KM = 6371.0088
+
+
+def site(c):
+    """A candidate's globe point (radians) as the engine prepares it."""
+    deg = lambda v: math.degrees(v / SCALE / EARTH_RADIUS_KM)
+    lat, lon = math.radians(deg(c["y"])), math.radians(deg(c["x"]))
+    return lat, lon, math.cos(lat)
+
+
+def km(p, q):
+    """berth_constraints::geo::Point::distance_km."""
+    dlat = (q[0] - p[0]) / 2.0
+    dlon = (q[1] - p[1]) / 2.0
+    h = math.sin(dlat) ** 2 + p[2] * q[2] * math.sin(dlon) ** 2
+    return 2.0 * EARTH_RADIUS_KM * math.asin(math.sqrt(min(max(h, 0.0), 1.0)))
 
 from ortools.sat.python import cp_model
 
@@ -39,9 +70,25 @@ def main():
         xd = {c: model.NewBoolVar(f"x{d}_{c}") for c in dem["allowed"]}
         model.AddExactlyOne(xd.values())
         x.append(xd)
-    model.Minimize(
-        sum(dem["cost"][c] * b for dem, xd in zip(dems, x) for c, b in xd.items())
-    )
+    pairs = inst.get("pair_terms", [])
+    scale = PAIR_SCALE if pairs else 1
+    objective = [
+        scale * dem["cost"][c] * b for dem, xd in zip(dems, x) for c, b in xd.items()
+    ]
+    sites = [site(c) for c in cands] if pairs else []
+    for k, t in enumerate(pairs):
+        a, b, w = t["a"], t["b"], t["weight"] * SCALE * PAIR_SCALE
+        cost = {
+            (i, j): round(w * km(sites[i], sites[j])) for i in x[a] for j in x[b]
+        }
+        top = max(cost.values(), default=0)
+        d = model.NewIntVar(0, top, f"pair{k}")
+        for i, v in x[a].items():
+            model.Add(d >= sum(cost[i, j] * u for j, u in x[b].items())).OnlyEnforceIf(v)
+        for j, u in x[b].items():
+            model.Add(d >= sum(cost[i, j] * v for i, v in x[a].items())).OnlyEnforceIf(u)
+        objective.append(d)
+    model.Minimize(sum(objective))
     on = [[] for _ in range(m)]
     for d, xd in enumerate(x):
         for c, b in xd.items():
@@ -93,11 +140,22 @@ def main():
         cp_model.FEASIBLE: "FEASIBLE",
         cp_model.INFEASIBLE: "INFEASIBLE",
     }.get(status, "UNKNOWN")
-    # Every coefficient is an integer: the objective is one.
-    objective = round(solver.ObjectiveValue()) if name in ("OPTIMAL", "FEASIBLE") else None
+    # Every coefficient is an integer: the objective is one (divided by the pair scale).
+    objective = None
+    if name in ("OPTIMAL", "FEASIBLE"):
+        objective = round(solver.ObjectiveValue())
+        if pairs:
+            objective /= scale
+    tolerance = len(pairs) * (0.5 + 1e-6) / PAIR_SCALE
     print(
         json.dumps(
-            {"name": inst["name"], "status": name, "objective": objective, "seconds": secs}
+            {
+                "name": inst["name"],
+                "status": name,
+                "objective": objective,
+                "tolerance": tolerance,
+                "seconds": secs,
+            }
         )
     )
 

@@ -8,9 +8,16 @@
 //! anti-affinity (distinct candidates). [`to_problem`] builds the Berth model from it; the CP-SAT
 //! script `benches/homing/cpsat.py` builds its model from the same JSON, so both solve one
 //! model. Every quantity is an integer, so both objectives are exact.
+//!
+//! [`with_pair_terms`] adds pair-distance objective terms (HAS `distance_between` two demands,
+//! instances named `h{n}x{m}p-s{seed}`): weight x the great-circle distance between the two
+//! chosen candidates, the map placed on the globe by [`globe`] and measured by the engine's own
+//! haversine, so the solver API and `berth solve` compute the same floats. Those objectives are
+//! not whole; CP-SAT solves them scaled by [`PAIR_SCALE`] and rounded (see the script).
 
 use std::sync::Arc;
 
+use berth_constraints::geo::{EARTH_RADIUS_KM, MAX_DISTANCE_KM, Point};
 use berth_solver::{
     AllDifferent, AllDifferentGroup, Capacity, Expr, Filter, Keys, Pairwise, Problem, SameGroup,
     Sense, Value,
@@ -65,6 +72,17 @@ pub struct NearPair {
     pub max_km: i64,
 }
 
+/// An objective term `weight x km` between the candidates of demands `a` and `b`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PairTerm {
+    /// A demand.
+    pub a: u32,
+    /// Another demand.
+    pub b: u32,
+    /// Cost per map km (the template's weight is [`SCALE`] times it: its km are map metres).
+    pub weight: i64,
+}
+
 /// A generated instance: the model both solvers read.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Instance {
@@ -87,6 +105,9 @@ pub struct Instance {
     /// The customer's point (costs are weighted km to it).
     #[serde(default)]
     pub customer: (i64, i64),
+    /// Pair-distance objective terms (absent from the JSON when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pair_terms: Vec<PairTerm>,
 }
 
 /// The sizes of the benchmark, `(demands, candidates)`; the last three add groups and
@@ -119,6 +140,24 @@ const NEAR_KM: i64 = 500;
 const OWNERS: u32 = 4;
 /// Inventory groups.
 const GROUPS: u32 = 8;
+
+/// Map km per template km: the map's km are metres on the globe.
+pub const SCALE: f64 = 1000.0;
+/// CP-SAT's pair-distance costs are `round(weight x km x PAIR_SCALE)`: each term is off by at
+/// most `0.5 / PAIR_SCALE`.
+pub const PAIR_SCALE: f64 = 1000.0;
+
+/// A map point as `(latitude, longitude)` in degrees, at the equator, one map km a metre.
+pub fn globe((x, y): (i64, i64)) -> (f64, f64) {
+    let deg = |v: i64| (v as f64 / SCALE / EARTH_RADIUS_KM).to_degrees();
+    (deg(y), deg(x))
+}
+
+/// A candidate's globe point, as the engine prepares it from the inventory's coordinates.
+fn site(c: &Candidate) -> Point {
+    let (lat, lon) = globe((c.x, c.y));
+    Point::new(lat, lon)
+}
 
 /// SplitMix64: seeded, deterministic.
 struct Rng(u64);
@@ -247,7 +286,44 @@ pub fn generate(demands: usize, candidates: usize, seed: u64) -> Instance {
         same_group,
         anti_affinity,
         customer: (cx, cy),
+        pair_terms: Vec::new(),
     }
+}
+
+/// `inst` with pair-distance terms: one per ten demands (at least one), between distinct
+/// random demand pairs, weights 1–5 per map km, drawn from a generator of their own (the rest
+/// of the instance stays as [`generate`] made it); named `h{n}x{m}p-s{seed}`.
+pub fn with_pair_terms(mut inst: Instance) -> Instance {
+    let n = inst.demands.len();
+    let mut r = Rng(inst.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x7061_6972 ^ n as u64);
+    let mut pairs: Vec<PairTerm> = Vec::new();
+    let want = (n / 10).max(1);
+    for _ in 0..100 * want {
+        if pairs.len() == want || n < 2 {
+            break;
+        }
+        let (a, b) = r.pair(n as u64);
+        let (a, b) = (a.min(b), a.max(b));
+        if pairs.iter().all(|p| (p.a, p.b) != (a, b)) {
+            let weight = 1 + r.below(5) as i64;
+            pairs.push(PairTerm { a, b, weight });
+        }
+    }
+    inst.name = format!("h{n}x{}p-s{}", inst.candidates.len(), inst.seed);
+    inst.pair_terms = pairs;
+    inst
+}
+
+/// The objective of a pair term: its weight per template km and the template km between two
+/// candidates (what `berth solve` computes from the files, float for float).
+fn pair_cost(inst: &Instance, t: &PairTerm) -> (f64, impl Fn(u32, u32) -> f64 + use<>) {
+    let sites: Arc<[Point]> = inst.candidates.iter().map(site).collect();
+    let km = move |u: u32, v: u32| {
+        sites[u as usize]
+            .distance_km(&sites[v as usize])
+            .clamp(0.0, MAX_DISTANCE_KM)
+    };
+    (t.weight as f64 * SCALE, km)
 }
 
 /// The Berth model of `inst`: one variable per demand over all candidates.
@@ -269,6 +345,18 @@ pub fn to_problem(inst: &Instance) -> Problem {
         );
         let cost: Arc<[f64]> = dem.cost.iter().map(|&c| c as f64).collect();
         terms.push((1.0, Expr::unary(vars[d], cost)));
+    }
+    // After the unary terms, in order, as the files' objective lists them.
+    for t in &inst.pair_terms {
+        let (w, km) = pair_cost(inst, t);
+        let pair = Expr::pair(
+            vars[t.a as usize],
+            vars[t.b as usize],
+            0.0,
+            MAX_DISTANCE_KM,
+            move |u: Value, v: Value| km(u.0, v.0),
+        );
+        terms.push((w, pair));
     }
     p.set_objective(Sense::Minimize, Expr::sum(terms));
     let zone: Keys = inst.candidates.iter().map(|c| c.zone).collect();
@@ -326,8 +414,9 @@ pub fn to_problem(inst: &Instance) -> Problem {
 }
 
 /// The objective of `values` recomputed from the instance alone (an independent check), or
-/// `None` when a rule is broken.
-pub fn check(inst: &Instance, values: &[u32]) -> Option<i64> {
+/// `None` when a rule is broken. The whole unary costs first, then each pair term in order:
+/// the solver's sum of the same floats in the same order, so the two agree exactly.
+pub fn check(inst: &Instance, values: &[u32]) -> Option<f64> {
     if values.len() != inst.demands.len() {
         return None;
     }
@@ -365,5 +454,10 @@ pub fn check(inst: &Instance, values: &[u32]) -> Option<i64> {
                 .all(|&b| values[a as usize] != values[b as usize])
         })
     });
-    (fits && zones && near && groups && apart).then_some(total)
+    let mut objective = total as f64;
+    for t in &inst.pair_terms {
+        let (w, km) = pair_cost(inst, t);
+        objective += w * km(values[t.a as usize], values[t.b as usize]);
+    }
+    (fits && zones && near && groups && apart).then_some(objective)
 }

@@ -12,21 +12,14 @@
 //! does. [`to_files`] checks that for every candidate the rules admit exactly the instance's
 //! allowed set, and every pair of allowed candidates of a near pair decides as the instance,
 //! with the engine's own great-circle distance: an encoding that is not exact is an error.
+//! Pair-distance terms become `distance_between` the two demands, weighted by [`SCALE`] times
+//! the instance's weight per map km.
 
 use std::fmt::Write as _;
 
-use berth_constraints::geo::{EARTH_RADIUS_KM, haversine_km};
+use berth_constraints::geo::haversine_km;
 
-use crate::homing::{Instance, LOCATION_KM, dist2};
-
-/// Map km per template km.
-const SCALE: f64 = 1000.0;
-
-/// A map point as `(latitude, longitude)`.
-fn globe((x, y): (i64, i64)) -> (f64, f64) {
-    let deg = |v: i64| (v as f64 / SCALE / EARTH_RADIUS_KM).to_degrees();
-    (deg(y), deg(x))
-}
+use crate::homing::{Instance, LOCATION_KM, SCALE, dist2, globe};
 
 /// The template km halfway between `km` and the next whole squared distance above it.
 fn threshold(km: i64) -> f64 {
@@ -145,6 +138,15 @@ pub fn to_files(inst: &Instance) -> Result<(String, String), String> {
             t,
             "      - {{product: [{}, {{attribute: [d{d}, customer_km]}}]}}",
             dem.weight
+        );
+    }
+    for p in &inst.pair_terms {
+        let _ = writeln!(
+            t,
+            "      - {{product: [{:?}, {{distance_between: [d{}, d{}]}}]}}",
+            p.weight as f64 * SCALE,
+            p.a,
+            p.b
         );
     }
     Ok((t, inv))

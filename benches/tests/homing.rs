@@ -63,7 +63,7 @@ fn berth_proves_the_cpsat_optima() {
                 given += stats.subtrees_given;
             }
             let values: Vec<u32> = solutions[0].values.iter().map(|v| v.0).collect();
-            assert_eq!(check(&inst, &values), Some(optimum), "{}", inst.name);
+            assert_eq!(check(&inst, &values), Some(optimum as f64), "{}", inst.name);
             assert_eq!(solutions[0].objective, optimum as f64, "{}", inst.name);
             plans.push(values);
         }
@@ -115,7 +115,7 @@ fn the_files_plan_to_the_same_optimum() {
                 id.unwrap_or_else(|| panic!("{}: d{d} has no candidate c<i>", inst.name))
             })
             .collect();
-        assert_eq!(check(&inst, &values), Some(optimum), "{}", inst.name);
+        assert_eq!(check(&inst, &values), Some(optimum as f64), "{}", inst.name);
     }
 }
 
@@ -144,4 +144,51 @@ fn the_files_prove_in_about_the_api_nodes() {
         out.message
     );
     assert_eq!(out.solutions[0].objective, 83_585.0);
+}
+
+/// Instances with pair-distance terms: the solver API and the files through
+/// `berth_engine::plan` prove the same optimum to the last bit (one haversine, one order of
+/// summation), the instance checker recomputes it, and CP-SAT's optimum of the rounded model
+/// (`benches/homing/cpsat.py`, `(demands, candidates, seed, optimum)`) lies within the
+/// rounding's tolerance: half of 1 / `PAIR_SCALE` per term.
+#[test]
+fn pair_terms_prove_the_same_optimum_on_both_paths() {
+    use berth_benches::homing::{PAIR_SCALE, with_pair_terms};
+    use berth_benches::homing_files::to_files;
+    let cpsat = [
+        (4, 20, 1, 12545.62),
+        (8, 60, 1, 7043.783),
+        (8, 60, 2, 14328.075),
+        (15, 150, 1, 17533.841),
+    ];
+    for (n, m, seed, cp) in cpsat {
+        let inst = with_pair_terms(generate(n, m, seed));
+        assert!(!inst.pair_terms.is_empty(), "{}", inst.name);
+        let out = to_problem(&inst)
+            .solve(&SolveOptions::default())
+            .expect("valid problem");
+        let Outcome::Solved {
+            solutions, optimal, ..
+        } = out
+        else {
+            panic!("{}: no plan: {out:?}", inst.name)
+        };
+        assert!(optimal, "{}", inst.name);
+        let api = solutions[0].objective;
+        let values: Vec<u32> = solutions[0].values.iter().map(|v| v.0).collect();
+        assert_eq!(check(&inst, &values), Some(api), "{}", inst.name);
+        let tolerance = inst.pair_terms.len() as f64 * 0.5 / PAIR_SCALE;
+        assert!(
+            (api - cp).abs() <= tolerance,
+            "{}: {api} against CP-SAT's {cp}",
+            inst.name
+        );
+        let (template, inventory) = to_files(&inst).expect("an exact encoding");
+        let t = berth_template::load(&template, &Default::default()).expect("a valid template");
+        let inv = berth_inventory::StaticProvider::parse(&inventory).expect("a valid inventory");
+        let files = berth_engine::plan(&t, &inv, &berth_engine::PlanOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", inst.name));
+        assert!(files.optimal, "{}: {}", inst.name, files.message);
+        assert_eq!(files.solutions[0].objective, api, "{}", inst.name);
+    }
 }

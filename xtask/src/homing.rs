@@ -9,8 +9,9 @@
 //! process per instance timed from start to exit, beside the in-process solver API; its plan is
 //! re-checked against the instance (`homing check`).
 //! Fails when Berth returns a plan its checker rejects (either path), or proves an optimum
-//! different from one CP-SAT proves, or the solver API and `berth solve` both prove different
-//! optima, or one proves infeasible what another solved.
+//! different from one CP-SAT proves (beyond the tolerance CP-SAT states for its rounded
+//! pair-distance costs; exactly, on instances without them), or the solver API and
+//! `berth solve` both prove different optima, or one proves infeasible what another solved.
 //! `--speedup` also solves each instance with the solver API on one thread, and reports two
 //! threads against one in the same run.
 
@@ -28,6 +29,9 @@ struct Answer {
     objective: Option<f64>,
     /// The proven bound (Berth only).
     bound: Option<f64>,
+    /// How far its objective may lie from the exact one (CP-SAT's rounded pair-distance
+    /// costs; 0 for Berth and on instances without pair terms).
+    tolerance: f64,
     seconds: f64,
 }
 
@@ -47,6 +51,7 @@ fn parse(out: &[u8]) -> Result<Answer> {
         status: v["status"].as_str().unwrap_or("?").to_string(),
         objective: v["objective"].as_f64(),
         bound: v["bound"].as_f64(),
+        tolerance: v["tolerance"].as_f64().unwrap_or(0.0),
         seconds: v["seconds"].as_f64().unwrap_or(f64::NAN),
     })
 }
@@ -177,11 +182,16 @@ fn show(a: Option<&Answer>) -> String {
     }
 }
 
-/// Where two answers on one instance contradict each other: different proven optima, or a
+/// Where two answers on one instance contradict each other: proven optima further apart than
+/// their tolerances (0 but for CP-SAT's rounded pair-distance costs: exactly equal), or a
 /// proof of infeasibility against a plan.
 fn disagree(name: &str, (x, a): (&str, &Answer), (y, b): (&str, &Answer)) -> Option<String> {
     let solved = |s: &str| s == "OPTIMAL" || s == "FEASIBLE";
-    if a.status == "OPTIMAL" && b.status == "OPTIMAL" && a.objective != b.objective {
+    let apart = match (a.objective, b.objective) {
+        (Some(p), Some(q)) => (p - q).abs() > a.tolerance + b.tolerance,
+        (p, q) => p != q,
+    };
+    if a.status == "OPTIMAL" && b.status == "OPTIMAL" && apart {
         return Some(format!(
             "{name}: {x} proves {:?}, {y} proves {:?}",
             a.objective, b.objective
@@ -358,6 +368,7 @@ fn api_copy(a: &Answer) -> Answer {
         status: a.status.clone(),
         objective: a.objective,
         bound: a.bound,
+        tolerance: a.tolerance,
         seconds: a.seconds,
     }
 }
@@ -443,8 +454,9 @@ fn summary(pairs: &[(String, Answer, Answer)]) -> Vec<String> {
         let (mut better, mut equal, mut worse) = (0, 0, Vec::new());
         for (n, c, b) in &open {
             match (b.objective, c.objective) {
-                (Some(x), Some(y)) if x < y => better += 1,
-                (Some(x), Some(y)) if x == y => equal += 1,
+                // Within CP-SAT's rounding of pair-distance costs counts as equal.
+                (Some(x), Some(y)) if x < y - c.tolerance => better += 1,
+                (Some(x), Some(y)) if (x - y).abs() <= c.tolerance => equal += 1,
                 (Some(_), None) => better += 1,
                 (None, None) => equal += 1,
                 (x, y) => {
