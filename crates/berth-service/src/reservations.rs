@@ -2,8 +2,11 @@
 //! writer task that checks queued commands on the calendar and commits them in groups
 //! (`writer`), and snapshots that make restarts replay only the log's tail (`load`).
 
+mod hooks;
 mod load;
+mod part;
 mod partitions;
+mod providers;
 mod reconcile;
 mod spanning;
 mod spread;
@@ -16,24 +19,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use berth_calendar::{
-    Applied, Calendar, Command, Event, Outcome, Policy, RecordRef, SubscriptionId,
-    ThresholdSubscription,
-};
-use berth_store::{
-    CredentialKey, NewProvider, NewSubscription, Secret, Store, StoreError, SubscriptionKind,
-};
+use berth_calendar::{Calendar, Command, Outcome, Policy};
+use berth_store::{CredentialKey, Store};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Mutex, broadcast, mpsc, oneshot};
+use tokio::sync::{Mutex, broadcast};
 
 use crate::changes::{self, Change};
 use crate::clock::WallClock;
-use crate::notify::{Notification, Notifier};
-use crate::provider::{DEFAULT_PROVIDER, ProviderInfo};
+use crate::notify::Notifier;
+use crate::provider::ProviderInfo;
 use crate::{ErrorKind, ServiceError};
+use part::Part;
 use partitions::replayed_in;
-use writer::Pending;
 
 /// How often a commit is retried after another writer appended first.
 const MAX_ATTEMPTS: u32 = 8;
@@ -104,145 +102,6 @@ struct Inner {
     hooks: BTreeMap<String, Webhook>,
     /// `<partition>:` in a partitioned calendar, else empty: ids outside carry it.
     prefix: String,
-}
-
-impl Inner {
-    /// Notifications for `events`, one per matching webhook.
-    fn notifications(&self, events: &[Event]) -> Vec<Notification> {
-        let mut out = Vec::new();
-        for e in events {
-            let body = self.wire_event(e);
-            let name = body
-                .get("event")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned();
-            for hook in self.hooks.values() {
-                let matches = match (e, &hook.filter) {
-                    (Event::CapacityThreshold { subscription, .. }, None) => {
-                        format!("{}{subscription}", self.prefix) == hook.id
-                    }
-                    (Event::CapacityThreshold { .. }, Some(_)) | (_, None) => false,
-                    (_, Some(f)) => self.filter_matches(f, e, &name),
-                };
-                if matches && !hook.callback.is_empty() {
-                    let body = serde_json::json!({"subscription-id": hook.id, "event": body});
-                    out.push(Notification {
-                        callback: hook.callback.clone(),
-                        body,
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// An event as webhooks carry it: records by the ids every answer uses (`r4`, `a2`,
-    /// qualified by partition), pools as `<zone>/<provider>`, dimensions by their Promise
-    /// names (`cores`); a threshold event names the pool it watches (`pool`, absent for a
-    /// zone's sum) beside the zone.
-    fn wire_event(&self, e: &Event) -> serde_json::Value {
-        use serde_json::json;
-        let p = &self.prefix;
-        let mut body = serde_json::to_value(e).unwrap_or_default();
-        match e {
-            Event::ReservationStarted { reservation, .. }
-            | Event::ReservationExpiringSoon { reservation, .. }
-            | Event::ReservationExpired { reservation, .. }
-            | Event::ReservationEnded { reservation, .. } => {
-                body["reservation"] = json!(format!("{p}{reservation}"));
-            }
-            Event::ReservationCancelled {
-                reservation,
-                terminated,
-                ..
-            } => {
-                body["reservation"] = json!(format!("{p}{reservation}"));
-                body["terminated"] = json!(
-                    terminated
-                        .iter()
-                        .map(|a| format!("{p}{a}"))
-                        .collect::<Vec<_>>()
-                );
-            }
-            Event::ReservationPreempted {
-                reservation, by, ..
-            } => {
-                body["reservation"] = json!(format!("{p}{reservation}"));
-                body["by"] = json!(format!("{p}{by}"));
-            }
-            Event::AllocationTerminated {
-                allocation,
-                reservation,
-                ..
-            } => {
-                body["allocation"] = json!(format!("{p}{allocation}"));
-                body["reservation"] = json!(reservation.map(|r| format!("{p}{r}")));
-            }
-            Event::CommitmentAtRisk { record, pool, .. } => {
-                body["record"] = json!(match record {
-                    RecordRef::Reservation(r) => format!("{p}{r}"),
-                    RecordRef::Allocation(a) => format!("{p}{a}"),
-                });
-                body["pool"] = json!(pool.to_string());
-            }
-            Event::CapacityThreshold {
-                subscription,
-                zone,
-                dimension,
-                ..
-            } => {
-                body["subscription"] = json!(format!("{p}{subscription}"));
-                body["dimension"] =
-                    json!(berth_units::dimension::Dialect::Promise.name(&dimension.0));
-                if let Some(provider) = self
-                    .cal
-                    .threshold_subscription(*subscription)
-                    .and_then(|s| s.provider.as_ref())
-                {
-                    body["pool"] = json!(format!("{}/{}", zone, provider));
-                }
-            }
-        }
-        body
-    }
-
-    fn filter_matches(&self, f: &ReservationFilter, e: &Event, name: &str) -> bool {
-        if !f.events.is_empty() && !f.events.iter().any(|x| x == name) {
-            return false;
-        }
-        let reservation = match e {
-            Event::ReservationStarted { reservation, .. }
-            | Event::ReservationExpiringSoon { reservation, .. }
-            | Event::ReservationExpired { reservation, .. }
-            | Event::ReservationEnded { reservation, .. }
-            | Event::ReservationPreempted { reservation, .. }
-            | Event::ReservationCancelled { reservation, .. } => Some(*reservation),
-            Event::AllocationTerminated { reservation, .. } => *reservation,
-            Event::CommitmentAtRisk {
-                record: RecordRef::Reservation(r),
-                ..
-            } => Some(*r),
-            _ => None,
-        };
-        if let Some(want) = &f.reservation
-            && reservation
-                .map(|r| format!("{}{r}", self.prefix))
-                .as_deref()
-                != Some(want.as_str())
-        {
-            return false;
-        }
-        if let Some(zone) = &f.zone {
-            let z = reservation
-                .and_then(|r| self.cal.reservation(r))
-                .map(|r| r.pool.zone.0);
-            if z.as_deref() != Some(zone.as_str()) {
-                return false;
-            }
-        }
-        true
-    }
 }
 
 /// Settings of the reservation service.
@@ -320,15 +179,6 @@ struct Core {
     changes: broadcast::Sender<Change>,
 }
 
-/// One calendar over one command stream: the whole calendar, or one partition of it.
-///
-/// Commands go through a queue to one writer task; dropping it closes the queue and the
-/// writer ends after answering what was queued.
-struct Part {
-    core: Arc<Core>,
-    queue: mpsc::Sender<Pending>,
-}
-
 /// What a committed (or replayed) command did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Committed {
@@ -343,178 +193,6 @@ pub struct Committed {
 
 /// Requests waiting for the writer; senders wait when it is full.
 const QUEUE: usize = 4096;
-
-impl Part {
-    /// Opens one calendar: restores it from the newest usable snapshot plus the log's tail
-    /// (or replays the whole log), loads the webhooks and starts the writer.
-    async fn open(
-        store: Arc<dyn Store>,
-        opts: ReservationOptions,
-        clock: Arc<dyn WallClock>,
-        notifier: Notifier,
-        changes: broadcast::Sender<Change>,
-        partition: Option<String>,
-    ) -> Result<Part, ServiceError> {
-        let inner = Inner {
-            prefix: partition
-                .as_deref()
-                .map(|p| format!("{p}:"))
-                .unwrap_or_default(),
-            cal: Calendar::new(opts.policy.clone()),
-            seq: 0,
-            stale: false,
-            advanced: false,
-            snapshot_seq: 0,
-            hooks: BTreeMap::new(),
-        };
-        let core = Arc::new(Core {
-            partition,
-            store,
-            opts,
-            clock,
-            notifier,
-            inner: Mutex::new(inner),
-            snapshotting: AtomicBool::new(false),
-            commits: AtomicU64::new(0),
-            requests: AtomicU64::new(0),
-            snapshots: AtomicU64::new(0),
-            changes,
-        });
-        {
-            let mut inner = core.inner.lock().await;
-            core.rebuild(&mut inner).await?;
-        }
-        let (queue, rx) = mpsc::channel(QUEUE);
-        // The writer gets a thread of its own: however many connections the HTTP side is
-        // juggling, commits keep their pace (on a shared worker it waits its turn behind them).
-        let writer_core = Arc::clone(&core);
-        std::thread::Builder::new()
-            .name("berth-writer".into())
-            .spawn(move || {
-                match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt.block_on(writer::run(writer_core, rx)),
-                    Err(e) => tracing::error!(error = %e, "cannot start the writer's runtime"),
-                }
-            })
-            .map_err(|e| ServiceError::Unavailable {
-                message: format!("cannot start the writer thread: {e}"),
-            })?;
-        Ok(Part { core, queue })
-    }
-
-    /// Queues `commands` (one all-or-nothing request) for the writer and waits for its answer.
-    async fn submit(
-        &self,
-        commands: Vec<Command>,
-        idem: Option<IdempotencyKey>,
-    ) -> Result<(Vec<Outcome>, bool), ServiceError> {
-        let (reply, answer) = oneshot::channel();
-        let pending = Pending {
-            commands,
-            idem,
-            reply,
-        };
-        if self.queue.send(pending).await.is_err() {
-            return Err(ServiceError::Unavailable {
-                message: "the reservation writer has stopped".into(),
-            });
-        }
-        answer.await.unwrap_or_else(|_| {
-            Err(ServiceError::Unavailable {
-                message: "the reservation writer stopped before answering".into(),
-            })
-        })
-    }
-
-    /// Applies one command (its idempotency key looked up by the caller) durably.
-    async fn command(
-        &self,
-        command: Command,
-        idem: Option<IdempotencyKey>,
-    ) -> Result<Committed, ServiceError> {
-        let (outcomes, replayed) = self.submit(vec![command], idem).await?;
-        match outcomes.into_iter().next() {
-            Some(outcome) => Ok(Committed {
-                outcome,
-                replayed,
-                partition: self.core.partition.clone(),
-            }),
-            None => Err(ServiceError::Unavailable {
-                message: "command produced no outcome".into(),
-            }),
-        }
-    }
-
-    /// Runs `f` on the calendar brought up to now (due events are dispatched).
-    async fn read<R>(&self, f: impl FnOnce(&Calendar) -> R) -> Result<R, ServiceError> {
-        let mut inner = self.core.inner.lock().await;
-        let before = inner.seq;
-        self.core.catch_up(&mut inner).await?;
-        let now = self.core.now(&inner);
-        let events = inner.cal.advance(now)?;
-        if !events.is_empty() {
-            inner.advanced = true;
-        }
-        let notes = inner.notifications(&events);
-        let r = f(&inner.cal);
-        let seq = inner.seq;
-        drop(inner);
-        if seq != before || !events.is_empty() {
-            self.core.announce(Change::Calendar { seq });
-        }
-        // In a cluster every daemon's timer sees the same events; the lease holder alone
-        // delivers their webhooks, so each goes out once.
-        if self.writes_here() {
-            self.core.notifier.send_all(notes);
-        }
-        Ok(r)
-    }
-
-    /// Advances the calendar to now and dispatches the due events.
-    async fn tick(&self) -> Result<(), ServiceError> {
-        {
-            let mut inner = self.core.inner.lock().await;
-            self.core.reload_hooks(&mut inner).await?;
-        }
-        self.read(|_| ()).await
-    }
-
-    /// Whether this daemon holds the stream's lease (always outside a cluster).
-    fn writes_here(&self) -> bool {
-        self.core
-            .opts
-            .ownership
-            .as_ref()
-            .is_none_or(|o| o.token().is_some())
-    }
-
-    fn ownership(&self) -> Option<&Arc<crate::ownership::Ownership>> {
-        self.core.opts.ownership.as_ref()
-    }
-
-    /// Writes a snapshot now if this daemon writes the stream; see
-    /// [`ReservationService::snapshot`].
-    async fn snapshot(&self) -> Result<Option<u64>, ServiceError> {
-        if !self.writes_here() {
-            // Only the lease holder writes the stream (its advance) and its snapshots.
-            return Ok(None);
-        }
-        let mut inner = self.core.inner.lock().await;
-        self.core.catch_up(&mut inner).await?;
-        self.core.log_advance(&mut inner).await?;
-        if inner.seq == 0 {
-            return Ok(None);
-        }
-        let (seq, snap) = (inner.seq, inner.cal.snapshot());
-        inner.snapshot_seq = seq;
-        drop(inner);
-        self.core.persist_snapshot(seq, snap).await?;
-        Ok(Some(seq))
-    }
-}
 
 /// The reservation service: one calendar over the store's command stream, or one per
 /// partition of it (`ReservationOptions::partition_key`), each with its own stream, writer
@@ -839,247 +517,10 @@ impl ReservationService {
         Ok(groups)
     }
 
-    /// Adds a capacity-threshold webhook; returns its id (`s<n>`, the calendar's; qualified
-    /// by its partition when partitioned).
-    pub async fn subscribe_capacity(
-        &self,
-        sub: ThresholdSubscription,
-        callback: String,
-    ) -> Result<String, ServiceError> {
-        self.notifier.check_callback(&callback)?;
-        let spec = serde_json::to_value(&sub).map_err(ServiceError::store)?;
-        let c = self.command(Command::Subscribe(sub), None).await?;
-        let Applied::Subscribed { id } = c.outcome.applied else {
-            return Err(ServiceError::Unavailable {
-                message: "subscribe produced no id".into(),
-            });
-        };
-        let id = qualify(c.partition.as_deref(), id);
-        self.add_hook(NewSubscription {
-            id: id.clone(),
-            kind: SubscriptionKind::Capacity,
-            spec,
-            callback_url: callback,
-            created_at: self.clock.now(),
-        })
-        .await?;
-        Ok(id)
-    }
-
-    /// Adds a reservation-events webhook; returns its id (`w-<uuid>`).
-    pub async fn subscribe_reservations(
-        &self,
-        filter: ReservationFilter,
-        callback: String,
-    ) -> Result<String, ServiceError> {
-        self.notifier.check_callback(&callback)?;
-        let id = format!("w-{}", uuid::Uuid::new_v4());
-        let spec = serde_json::to_value(&filter).map_err(ServiceError::store)?;
-        self.add_hook(NewSubscription {
-            id: id.clone(),
-            kind: SubscriptionKind::Reservation,
-            spec,
-            callback_url: callback,
-            created_at: self.clock.now(),
-        })
-        .await?;
-        Ok(id)
-    }
-
-    async fn add_hook(&self, sub: NewSubscription) -> Result<(), ServiceError> {
-        let rec = self.store.create_subscription(&sub).await?;
-        let filter = (rec.kind == SubscriptionKind::Reservation)
-            .then(|| serde_json::from_value(rec.spec).unwrap_or_default());
-        let hook = Webhook {
-            id: rec.id.clone(),
-            callback: rec.callback_url,
-            filter,
-        };
-        for part in self.all_parts() {
-            part.core
-                .inner
-                .lock()
-                .await
-                .hooks
-                .insert(rec.id.clone(), hook.clone());
-        }
-        Ok(())
-    }
-
-    /// Removes a webhook of either kind.
-    pub async fn unsubscribe(&self, id: &str) -> Result<(), ServiceError> {
-        // Reservation webhooks (`w-<uuid>`) live in the store only; capacity ones (`s<n>`,
-        // partition-qualified when partitioned) in a calendar too.
-        let (partition, local) = if id.starts_with("w-") {
-            (None, id.to_owned())
-        } else {
-            self.split_id(id)?
-        };
-        if let Some(n) = local.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()) {
-            self.command_at(
-                partition.as_deref(),
-                Command::Unsubscribe {
-                    id: SubscriptionId(n),
-                },
-                None,
-            )
-            .await?;
-            match self.store.delete_subscription(id).await {
-                Ok(()) | Err(StoreError::NotFound { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        } else {
-            self.store.delete_subscription(id).await?;
-        }
-        for part in self.all_parts() {
-            part.core.inner.lock().await.hooks.remove(id);
-        }
-        Ok(())
-    }
-
-    /// Registers a provider and returns its id. Credentials are sealed with the configured
-    /// key, or dropped when there is none; they are never returned.
-    pub async fn add_provider(
-        &self,
-        info: ProviderInfo,
-        credentials: Option<String>,
-    ) -> Result<String, ServiceError> {
-        let id = uuid::Uuid::new_v4().to_string();
-        let key = self.opts.credential_key.as_ref();
-        let provider = NewProvider {
-            name: id.clone(),
-            endpoint: info.endpoint.clone().unwrap_or_default(),
-            metadata: serde_json::json!({
-                "provider-type": info.provider_type,
-                "name": info.name,
-                "region": info.region,
-                "tenant": info.tenant,
-                "flavors": info.flavors,
-            }),
-            credentials: key.and(credentials).map(Secret::new),
-            now: self.clock.now(),
-        };
-        self.store.put_provider(&provider, key).await?;
-        Ok(id)
-    }
-
-    /// Registered providers (without credentials).
-    pub async fn providers(&self) -> Result<Vec<ProviderInfo>, ServiceError> {
-        let text =
-            |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
-        Ok(self
-            .store
-            .list_providers()
-            .await?
-            .into_iter()
-            .map(|p| ProviderInfo {
-                provider_type: text(&p.metadata, "provider-type").unwrap_or_default(),
-                name: text(&p.metadata, "name"),
-                region: text(&p.metadata, "region"),
-                tenant: text(&p.metadata, "tenant"),
-                endpoint: Some(p.endpoint).filter(|e| !e.is_empty()),
-                flavors: p
-                    .metadata
-                    .get("flavors")
-                    .cloned()
-                    .and_then(|f| serde_json::from_value(f).ok())
-                    .unwrap_or_default(),
-                id: p.name,
-            })
-            .collect())
-    }
-
-    /// The provider `id` if the daemon knows it: [`DEFAULT_PROVIDER`], one from the
-    /// configuration or inventory, or one registered with `add-provider`.
-    pub async fn provider(&self, id: &str) -> Result<Option<ProviderInfo>, ServiceError> {
-        if let Some(p) = self.static_providers().into_iter().find(|p| p.id == id) {
-            return Ok(Some(p));
-        }
-        if id == DEFAULT_PROVIDER {
-            return Ok(Some(ProviderInfo {
-                id: id.to_owned(),
-                name: None,
-                provider_type: "static".into(),
-                endpoint: None,
-                region: None,
-                tenant: None,
-                flavors: Vec::new(),
-            }));
-        }
-        Ok(self.providers().await?.into_iter().find(|p| p.id == id))
-    }
-
-    /// Every known provider: configured ones first, then registered ones (no duplicates).
-    pub async fn all_providers(&self) -> Result<Vec<ProviderInfo>, ServiceError> {
-        let mut out = self.static_providers();
-        for p in self.providers().await? {
-            if !out.iter().any(|o| o.id == p.id) {
-                out.push(p);
-            }
-        }
-        Ok(out)
-    }
-
-    /// The providers known from the configuration or inventory, as they stand.
-    fn static_providers(&self) -> Vec<ProviderInfo> {
-        match self.statics.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// Replaces (or adds) the configured provider `info.id` (an inventory reload's catalog).
-    pub fn set_static_provider(&self, info: ProviderInfo) {
-        let mut g = match self.statics.write() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        match g.iter_mut().find(|p| p.id == info.id) {
-            Some(p) => *p = info,
-            None => g.push(info),
-        }
-    }
-
-    /// Boots and deletes the instances of the providers `vim` serves from now on.
-    pub fn set_vim(&self, vim: Arc<dyn crate::Vim>) {
-        match self.vim.write() {
-            Ok(mut g) => *g = Some(vim),
-            Err(poisoned) => *poisoned.into_inner() = Some(vim),
-        }
-    }
-
-    /// The VIM, if one is set.
-    pub fn vim(&self) -> Option<Arc<dyn crate::Vim>> {
-        match self.vim.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
     /// The service's clock now (never before the calendars' clocks matter: callers only
     /// stamp records with it).
     pub fn now(&self) -> DateTime<Utc> {
         self.clock.now()
-    }
-
-    /// Webhooks, by id.
-    pub async fn webhooks(&self) -> Vec<Webhook> {
-        match self.all_parts().first() {
-            Some(p) => p.core.inner.lock().await.hooks.values().cloned().collect(),
-            None => self
-                .store
-                .list_subscriptions(None)
-                .await
-                .unwrap_or_default()
-                .into_iter()
-                .map(|s| Webhook {
-                    filter: (s.kind == SubscriptionKind::Reservation)
-                        .then(|| serde_json::from_value(s.spec).unwrap_or_default()),
-                    id: s.id,
-                    callback: s.callback_url,
-                })
-                .collect(),
-        }
     }
 
     /// Runs `f` on the calendar brought up to now (due events are dispatched). Partitioned:

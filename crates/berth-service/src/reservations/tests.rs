@@ -9,9 +9,13 @@ use berth_calendar::{
 };
 use chrono::TimeZone;
 
+use super::writer::Pending;
 use super::*;
 use crate::notify::NotifyConfig;
+use crate::provider::DEFAULT_PROVIDER;
 use crate::{ManualClock, ProviderFlavor};
+use berth_calendar::Applied;
+use tokio::sync::oneshot;
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
