@@ -2,8 +2,8 @@
 //!
 //! The cloud is the one `.ci/openstack.sh` runs (started here, with Blazar, when
 //! `BERTH_TEST_OS_BLAZAR_URL` is not set, and stopped afterwards). Blazar gets the cloud's
-//! compute hosts; Berth (the real `berthd`, release build) gets an inventory file with the same
-//! hosts at the sizes Blazar sees in Nova (one pool per host). Each side then runs the same
+//! compute hosts; Berth (the real `berthd`, release build) reads the same hosts from Placement
+//! through its `[openstack]` provider (one pool per host). Each side then runs the same
 //! workload: reservations created per second by 1 and by N concurrent clients (each in its own
 //! future window, so that none waits for another's capacity), p50/p99 latency, the time a
 //! start-now reservation takes to be admitted (Blazar: ACTIVE), and two N-way races: for the
@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -29,7 +30,7 @@ const SLOT: (u64, u64, u64) = (1, 512, 1);
 struct Args {
     seconds: f64,
     clients: usize,
-    berthd: Option<String>,
+    berthd: Option<PathBuf>,
     berth_only: bool,
 }
 
@@ -50,7 +51,7 @@ fn parse(args: &[String]) -> Result<Args> {
         match k.as_str() {
             "--seconds" => a.seconds = v.parse().with_context(|| format!("--seconds `{v}`"))?,
             "--clients" => a.clients = v.parse().with_context(|| format!("--clients `{v}`"))?,
-            "--berthd" => a.berthd = Some(v.clone()),
+            "--berthd" => a.berthd = Some(v.into()),
             _ => {
                 bail!("unknown argument `{k}`; expected --seconds S, --clients N or --berthd PATH")
             }
@@ -109,6 +110,32 @@ fn send(req: reqwest::blocking::RequestBuilder) -> Answer {
     }
 }
 
+/// An admin token from the cloud's Keystone.
+fn token(http: &Client, env: &BTreeMap<String, String>) -> Result<String> {
+    let get = |k: &str| {
+        env.get(k)
+            .cloned()
+            .with_context(|| format!("{k} not exported"))
+    };
+    let auth = json!({"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {
+            "name": get("OS_USERNAME")?, "domain": {"name": "Default"},
+            "password": get("OS_PASSWORD")?}}},
+        "scope": {"project": {"name": get("OS_PROJECT_NAME")?, "domain": {"name": "Default"}}}}});
+    let r = http
+        .post(format!("{}/auth/tokens", get("OS_AUTH_URL")?))
+        .json(&auth)
+        .send()?;
+    if r.status().as_u16() != 201 {
+        bail!("keystone token: HTTP {}", r.status());
+    }
+    Ok(r.headers()
+        .get("X-Subject-Token")
+        .context("no X-Subject-Token")?
+        .to_str()?
+        .to_string())
+}
+
 /// Blazar's API with an admin token.
 struct Blazar {
     http: Client,
@@ -121,33 +148,13 @@ impl Blazar {
         let http = Client::builder()
             .timeout(Duration::from_secs(300))
             .build()?;
-        let get = |k: &str| {
-            env.get(k)
-                .cloned()
-                .with_context(|| format!("{k} not exported"))
-        };
-        let auth = json!({"auth": {
-            "identity": {"methods": ["password"], "password": {"user": {
-                "name": get("OS_USERNAME")?, "domain": {"name": "Default"},
-                "password": get("OS_PASSWORD")?}}},
-            "scope": {"project": {"name": get("OS_PROJECT_NAME")?, "domain": {"name": "Default"}}}}});
-        let r = http
-            .post(format!("{}/auth/tokens", get("OS_AUTH_URL")?))
-            .json(&auth)
-            .send()?;
-        if r.status().as_u16() != 201 {
-            bail!("keystone token: HTTP {}", r.status());
-        }
-        let token = r
-            .headers()
-            .get("X-Subject-Token")
-            .context("no X-Subject-Token")?
-            .to_str()?
-            .to_string();
         Ok(Blazar {
+            token: token(&http, env)?,
             http,
-            url: get("BERTH_TEST_OS_BLAZAR_URL")?,
-            token,
+            url: env
+                .get("BERTH_TEST_OS_BLAZAR_URL")
+                .cloned()
+                .context("BERTH_TEST_OS_BLAZAR_URL not exported")?,
         })
     }
 
@@ -173,6 +180,60 @@ impl Blazar {
     }
 }
 
+/// Placement with an admin token, to see Berth's claims as Nova's scheduler does.
+struct Placement {
+    http: Client,
+    url: String,
+    token: String,
+}
+
+impl Placement {
+    fn connect(env: &BTreeMap<String, String>) -> Result<Placement> {
+        let http = Client::builder().timeout(Duration::from_secs(60)).build()?;
+        let url = env
+            .get("BERTH_TEST_OS_PLACEMENT_URL")
+            .cloned()
+            .context("BERTH_TEST_OS_PLACEMENT_URL not exported")?;
+        Ok(Placement {
+            token: token(&http, env)?,
+            http,
+            url,
+        })
+    }
+
+    fn get(&self, path: &str) -> Result<Value> {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .header("X-Auth-Token", &self.token)
+            .header("OpenStack-API-Version", "placement 1.39")
+            .send()?;
+        if !r.status().is_success() {
+            bail!("placement GET {path}: HTTP {}", r.status());
+        }
+        Ok(r.json()?)
+    }
+
+    /// Units held on `host` by Berth's consumers (`be27be27-be27-…`), by resource class.
+    fn berth_claims(&self, host: &str) -> Result<BTreeMap<String, u64>> {
+        let rps = self.get(&format!("/resource_providers?name={host}"))?;
+        let uuid = rps["resource_providers"][0]["uuid"]
+            .as_str()
+            .with_context(|| format!("placement has no provider {host}"))?
+            .to_string();
+        let a = self.get(&format!("/resource_providers/{uuid}/allocations"))?;
+        let mut out = BTreeMap::new();
+        for (c, held) in a["allocations"].as_object().into_iter().flatten() {
+            if c.starts_with("be27be27-be27-") {
+                for (rc, n) in held["resources"].as_object().into_iter().flatten() {
+                    *out.entry(rc.clone()).or_insert(0) += n.as_u64().unwrap_or(0);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 fn instance_reservation() -> Value {
     json!({"resource_type": "virtual:instance", "amount": 1, "vcpus": SLOT.0,
         "memory_mb": SLOT.1, "disk_gb": SLOT.2, "affinity": false, "resource_properties": ""})
@@ -183,7 +244,7 @@ fn host_reservation() -> Value {
         "hypervisor_properties": "", "resource_properties": ""})
 }
 
-/// The real `berthd` on SQLite with an inventory of the cloud's hosts; killed when dropped.
+/// The real `berthd` on SQLite with the cloud as its inventory; killed when dropped.
 struct Berthd {
     child: Child,
     http: Client,
@@ -208,54 +269,53 @@ struct Host {
 const USER: (&str, &str) = ("bench", "bench-secret");
 
 impl Berthd {
-    /// `bin`: a berthd to run as it is; else the release build, made here.
-    fn start(hosts: Vec<Host>, bin: Option<&str>) -> Result<Berthd> {
-        let exe = match bin {
-            Some(b) => std::path::absolute(b)?,
-            None => {
-                let mut build = cargo();
-                build.args(["build", "--release", "--locked", "-p", "berthd"]);
-                run("cargo build --release -p berthd", build)?;
-                root().join("target/release/berthd")
-            }
+    /// The berthd at `exe`, whose inventory is the cloud itself (`[openstack]`): the hosts
+    /// and their sizes are what Placement gives.
+    fn start(env: &BTreeMap<String, String>, exe: &Path) -> Result<Berthd> {
+        let get = |k: &str| {
+            env.get(k)
+                .cloned()
+                .with_context(|| format!("{k} not exported"))
         };
         let dir = root().join("target/bench-blazar");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
-        let mut inv = String::from(
-            "# The cloud's compute hosts at the sizes Blazar sees in Nova.\ncandidates:\n",
-        );
-        for h in &hosts {
-            inv.push_str(&format!(
-                "  - candidate_id: {}\n    inventory_type: cloud\n    latitude: 0\n    longitude: 0\n    \
-                 cost: 1\n    capacity: {{cores: {}, ram: {}}}\n",
-                h.name, h.vcpus, h.memory_mb
-            ));
-        }
-        std::fs::write(dir.join("inventory.yaml"), inv)?;
+        std::fs::write(
+            dir.join("berthd.toml"),
+            format!(
+                "[openstack]\nauth_url = \"{}\"\nusername = \"{}\"\nproject = \"{}\"\nregion = \"{}\"\n",
+                get("OS_AUTH_URL")?,
+                get("OS_USERNAME")?,
+                get("OS_PROJECT_NAME")?,
+                get("OS_REGION_NAME")?,
+            ),
+        )?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
-        let child = Command::new(&exe)
+        let child = Command::new(exe)
+            .arg("--config")
+            .arg(dir.join("berthd.toml"))
             .env("BERTH_LISTEN", format!("127.0.0.1:{port}"))
-            .env("BERTH_INVENTORY", dir.join("inventory.yaml"))
+            .env("BERTH_OPENSTACK_PASSWORD", get("OS_PASSWORD")?)
             .env("BERTH_BASIC_AUTH", format!("{}:{}", USER.0, USER.1))
             .env(
                 "BERTH_DATABASE_URL",
                 format!("sqlite://{}", dir.join("berth.db").display()),
             )
             .env_remove("BERTH_TOKENS")
+            .env_remove("BERTH_INVENTORY")
             .env("BERTH_LOG", "warn")
             .current_dir(&dir)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.join("berthd.log"))?)
             .spawn()
             .with_context(|| format!("cannot start {}", exe.display()))?;
-        let d = Berthd {
+        let mut d = Berthd {
             child,
             http: Client::builder().timeout(Duration::from_secs(60)).build()?,
             base: format!("http://127.0.0.1:{port}"),
-            hosts,
+            hosts: Vec::new(),
         };
         let t = Instant::now();
         while d
@@ -269,7 +329,38 @@ impl Berthd {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+        d.hosts = d.cloud_hosts()?;
         Ok(d)
+    }
+
+    /// The hosts as Berth reads them from Placement: `<host>/openstack` pools, their total
+    /// `cores` and `ram` (allocation ratios and reserved memory applied, others' usage taken off).
+    fn cloud_hosts(&self) -> Result<Vec<Host>> {
+        let a = self.call("query-capacity", &json!({"capacity": "total"}));
+        if a.status != 200 {
+            bail!("berth query-capacity: HTTP {} {}", a.status, a.body);
+        }
+        let mut hosts = Vec::new();
+        for (pool, c) in a.body["capacity"].as_object().into_iter().flatten() {
+            let Some(name) = pool.strip_suffix("/openstack") else {
+                continue;
+            };
+            hosts.push(Host {
+                name: name.to_string(),
+                vcpus: c["cores"].as_u64().unwrap_or(0),
+                memory_mb: c["ram"].as_u64().unwrap_or(0),
+            });
+        }
+        if hosts.is_empty() {
+            bail!("berth read no host from the cloud: {}", a.body);
+        }
+        for h in &hosts {
+            eprintln!(
+                "berth: {} from Placement: {} cores, {} MiB",
+                h.name, h.vcpus, h.memory_mb
+            );
+        }
+        Ok(hosts)
     }
 
     fn call(&self, op: &str, body: &Value) -> Answer {
@@ -282,7 +373,8 @@ impl Berthd {
     }
 
     fn reserve(&self, zone: &str, cores: u64, ram: u64, window: Option<(&str, &str)>) -> Answer {
-        let mut body = json!({"zone": zone, "capacity": {"cores": cores, "ram": ram}});
+        let mut body = json!({"zone": zone, "provider": "openstack",
+            "capacity": {"cores": cores, "ram": ram}});
         if let Some((s, e)) = window {
             body["start"] = json!(s);
             body["end"] = json!(e);
@@ -435,7 +527,17 @@ struct Row {
 }
 
 pub fn bench(args: &[String]) -> Result<()> {
-    let a = parse(args)?;
+    let mut a = parse(args)?;
+    // Built before the cloud starts, so that the build does not share the cores with it.
+    a.berthd = Some(match a.berthd.take() {
+        Some(b) => std::path::absolute(b)?,
+        None => {
+            let mut build = cargo();
+            build.args(["build", "--release", "--locked", "-p", "berthd"]);
+            run("cargo build --release -p berthd", build)?;
+            root().join("target/release/berthd")
+        }
+    });
     let started_cloud = std::env::var_os("BERTH_TEST_OS_BLAZAR_URL").is_none();
     let env = if started_cloud {
         openstack("start")?;
@@ -459,27 +561,8 @@ pub fn bench(args: &[String]) -> Result<()> {
 
 fn side_by_side(a: &Args, env: &BTreeMap<String, String>) -> Result<Vec<Row>> {
     if a.berth_only {
-        // The hosts as configured, which is what Nova reports to Blazar.
-        let mut hosts = Vec::new();
-        for item in env
-            .get("BERTH_TEST_OS_COMPUTES")
-            .context("BERTH_TEST_OS_COMPUTES not exported")?
-            .split_whitespace()
-        {
-            let f: Vec<&str> = item.split(':').collect();
-            let [name, vcpus, memory_mb, _] = f[..] else {
-                bail!(
-                    "BERTH_TEST_OS_COMPUTES item `{item}`; expected NAME:VCPUS:MEMORY_MB:DISK_GB"
-                );
-            };
-            hosts.push(Host {
-                name: name.to_string(),
-                vcpus: vcpus.parse()?,
-                memory_mb: memory_mb.parse()?,
-            });
-        }
-        let berth = Berthd::start(hosts, a.berthd.as_deref())?;
-        return Ok(berth_side(a, &berth)?
+        let berth = Berthd::start(env, a.berthd.as_deref().context("no berthd")?)?;
+        return Ok(berth_side(a, env, &berth)?
             .into_iter()
             .map(|(_, berth)| Row {
                 what: String::new(),
@@ -490,7 +573,6 @@ fn side_by_side(a: &Args, env: &BTreeMap<String, String>) -> Result<Vec<Row>> {
     }
     let blazar = Blazar::connect(env)?;
     let mut host_ids = Vec::new();
-    let mut hosts = Vec::new();
     for name in env
         .get("BERTH_TEST_OS_COMPUTES")
         .context("BERTH_TEST_OS_COMPUTES not exported")?
@@ -516,14 +598,13 @@ fn side_by_side(a: &Args, env: &BTreeMap<String, String>) -> Result<Vec<Row>> {
                 })?
         };
         host_ids.push(h["id"].as_str().unwrap_or_default().to_string());
-        hosts.push(Host {
-            name,
-            vcpus: h["vcpus"].as_u64().context("host without vcpus")?,
-            memory_mb: h["memory_mb"].as_u64().context("host without memory_mb")?,
-        });
+        eprintln!(
+            "blazar: {name}: {} vCPUs, {} MB",
+            h["vcpus"], h["memory_mb"]
+        );
     }
     let leases = Arc::new(Mutex::new(Vec::<String>::new()));
-    let result = measure(a, &blazar, hosts, &leases);
+    let result = measure(a, env, &blazar, host_ids.len(), &leases);
     // The cloud as it was: no leases, no hosts in Blazar's freepool.
     let ids = std::mem::take(&mut *leases.lock().unwrap_or_else(|e| e.into_inner()));
     eprintln!(
@@ -559,17 +640,17 @@ type Figures = Vec<(String, String)>;
 
 fn measure(
     a: &Args,
+    env: &BTreeMap<String, String>,
     blazar: &Blazar,
-    hosts: Vec<Host>,
+    hosts: usize,
     leases: &Arc<Mutex<Vec<String>>>,
 ) -> Result<Vec<Row>> {
-    // Blazar first: its minutes let the release build of berthd finish.
-    let b = blazar_side(a, blazar, hosts.len(), leases)?;
+    let b = blazar_side(a, blazar, hosts, leases)?;
     for (what, v) in &b {
         eprintln!("blazar: {what}: {v}");
     }
-    let berth = Berthd::start(hosts, a.berthd.as_deref())?;
-    let p = berth_side(a, &berth)?;
+    let berth = Berthd::start(env, a.berthd.as_deref().context("no berthd")?)?;
+    let p = berth_side(a, env, &berth)?;
     Ok(b.into_iter()
         .zip(p)
         .map(|((what, blazar), (_, berth))| Row {
@@ -736,7 +817,7 @@ fn blazar_side(
     Ok(out)
 }
 
-fn berth_side(a: &Args, berth: &Berthd) -> Result<Figures> {
+fn berth_side(a: &Args, env: &BTreeMap<String, String>, berth: &Berthd) -> Result<Figures> {
     let mut out = Figures::new();
     for (k, clients) in [1, a.clients].into_iter().enumerate() {
         eprintln!("\n==> berth: {clients} client(s), {} s", a.seconds);
@@ -750,25 +831,47 @@ fn berth_side(a: &Args, berth: &Berthd) -> Result<Figures> {
     }
 
     let host = berth.hosts[0].name.clone();
+    let placement = Placement::connect(env)?;
+    let before = placement.berth_claims(&host)?;
     let t = Instant::now();
     let r = berth.reserve(&host, SLOT.0, SLOT.1, None);
     let created = r.took;
+    // Only the reservations around now: the throughput runs left thousands in the future.
+    let now = chrono::Utc::now();
     let q = berth.call(
         "query-reservation",
-        &json!({"zone": host, "show-utilization": false}),
+        &json!({"zone": host, "provider": "openstack", "show-utilization": false,
+            "window": {"start": now, "end": now + chrono::Duration::minutes(1)}}),
     );
     let usable = t.elapsed();
     let active = q.body["details"].as_array().is_some_and(|d| {
         d.iter()
             .any(|x| x["reservation-id"] == r.body["reservation-id"] && x["active"] == json!(true))
     });
+    // Nova no longer sells the slot to others once Placement holds Berth's claim for it.
+    let claimed = loop {
+        if placement
+            .berth_claims(&host)?
+            .get("VCPU")
+            .copied()
+            .unwrap_or(0)
+            >= before.get("VCPU").copied().unwrap_or(0) + SLOT.0
+        {
+            break Some(t.elapsed());
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     out.push((
         String::new(),
         format!(
-            "{} / {} after {}",
+            "{} / {} after {}; claimed in Placement after {}",
             ms(created),
             if active { "active" } else { "NOT active" },
-            ms(usable)
+            ms(usable),
+            claimed.map_or("(not in 60 s)".to_string(), ms)
         ),
     ));
     berth.call(
