@@ -1,8 +1,9 @@
 //! `cargo xtask loadtest`: the in-process load test (no arguments, or berth-loadtest's own), or
 //! cluster runs — N `berthd` processes on one database (`--daemons N --partitions P --clients C
-//! --seconds S --store sqlite|postgres`) — and `--sweep`, which runs N in {1, 2, 4} with P = N
-//! and P > N on PostgreSQL plus the single-daemon SQLite default, and writes docs/scaling.csv
-//! and the plot docs/scaling.svg.
+//! --seconds S --store sqlite|postgres`) — and `--sweep`, which runs N in {1, 2, 4} in
+//! `[cluster]` mode on PostgreSQL (by zone with P = N and P = 8, and `partition_key = none`)
+//! plus the single-daemon SQLite default, and writes docs/scaling.csv and the plot
+//! docs/scaling.svg (reservations/s and reservations per CPU-second against N).
 //!
 //! PostgreSQL comes from `BERTH_LOADTEST_PG_URL`, else a throwaway cluster started with
 //! `.ci/postgres.sh` (stopped and deleted afterwards).
@@ -134,6 +135,9 @@ fn cluster_run(
         .args(["--store", store]);
     if let Some(pg) = pg {
         l.args(["--pg-url", &pg.url]);
+        if let Some(dir) = &pg.dir {
+            l.arg("--pg-data").arg(Path::new(dir).join("data"));
+        }
     }
     l.args(extra);
     let shown: Vec<String> = extra.to_vec();
@@ -212,22 +216,32 @@ impl Drop for Postgres {
     }
 }
 
-/// `(daemons, partitions)` of the PostgreSQL sweep: P = N, then more partitions than daemons.
-const SWEEP: [(usize, usize); 6] = [(1, 1), (2, 2), (4, 4), (1, 8), (2, 8), (4, 8)];
+/// `(partition key, daemons, partitions)` of the PostgreSQL sweep, all in `[cluster]` mode:
+/// by zone with P = N and with more partitions than daemons, then one calendar (`none`).
+const SWEEP: [(&str, usize, usize); 9] = [
+    ("zone", 1, 1),
+    ("zone", 2, 2),
+    ("zone", 4, 4),
+    ("zone", 1, 8),
+    ("zone", 2, 8),
+    ("zone", 4, 8),
+    ("none", 1, 8),
+    ("none", 2, 8),
+    ("none", 4, 8),
+];
 
 fn sweep(f: &Flags) -> Result<()> {
     let seconds = f.seconds.unwrap_or(10.0);
     let clients = f.clients.unwrap_or(32);
     let mut rows = Vec::new();
-    // The SQLite point is the zero-setup default: one daemon, no `[cluster]`, whatever the
-    // PostgreSQL runs use.
+    // The SQLite point is the zero-setup default: one daemon, no `[cluster]`.
     let plain: Vec<String> = f
         .rest
         .iter()
         .filter(|a| *a != "--cluster")
         .cloned()
         .collect();
-    let sqlite_extra = [plain, vec!["--partitions".into(), "1".into()]].concat();
+    let sqlite_extra = [plain.clone(), vec!["--partitions".into(), "1".into()]].concat();
     rows.push(cluster_run(
         "sqlite",
         None,
@@ -237,8 +251,15 @@ fn sweep(f: &Flags) -> Result<()> {
         &sqlite_extra,
     )?);
     let pg = Postgres::get()?;
-    for (n, p) in SWEEP {
-        let extra = [f.rest.clone(), vec!["--partitions".into(), p.to_string()]].concat();
+    for (key, n, p) in SWEEP {
+        let extra = [
+            plain.clone(),
+            ["--cluster", "--partition-key", key, "--partitions"]
+                .map(String::from)
+                .to_vec(),
+            vec![p.to_string()],
+        ]
+        .concat();
         rows.push(cluster_run(
             "postgres",
             Some(&pg),
@@ -261,8 +282,9 @@ fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 21] = [
     "store",
+    "partition_key",
     "daemons",
     "partitions",
     "clients",
@@ -274,12 +296,20 @@ const COLUMNS: [&str; 13] = [
     "plan_p50_ms",
     "plan_p99_ms",
     "errors",
+    "daemons_cpu_s",
+    "postgres_cpu_s",
+    "loadgen_cpu_s",
+    "reservations_per_cpu_s",
+    "forwarded_share",
+    "load_avg_start",
+    "load_avg_end",
     "cores",
 ];
 
 fn cell(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Null => String::new(),
         Value::Number(n) => match n.as_f64() {
             Some(x) if n.is_f64() => format!("{x:.2}"),
             _ => n.to_string(),
@@ -302,14 +332,18 @@ fn csv(rows: &[Value]) -> String {
 /// A Markdown table of the runs.
 fn table(rows: &[Value]) -> String {
     let mut out = String::from(
-        "| store | daemons | partitions | clients | reservations/s | p50 ms | p99 ms | plans/s | plan p50 ms | plan p99 ms | errors |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| store | key | daemons | partitions | clients | reservations/s | p50 ms | p99 ms | plans/s | errors | daemons CPU s | PostgreSQL CPU s | generator CPU s | reservations/CPU-s | forwarded | load |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        let pg = r["postgres_cpu_s"]
+            .as_f64()
+            .map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0} | {} |",
+            "| {} | {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {pg} | {:.1} | {:.0} | {:.0}% | {:.1}–{:.1} |",
             cell(&r["store"]),
+            cell(&r["partition_key"]),
             cell(&r["daemons"]),
             cell(&r["partitions"]),
             cell(&r["clients"]),
@@ -317,16 +351,21 @@ fn table(rows: &[Value]) -> String {
             f("reservation_p50_ms"),
             f("reservation_p99_ms"),
             f("plans_per_s"),
-            f("plan_p50_ms"),
-            f("plan_p99_ms"),
             cell(&r["errors"]),
+            f("daemons_cpu_s"),
+            f("loadgen_cpu_s"),
+            f("reservations_per_cpu_s"),
+            f("forwarded_share") * 100.0,
+            f("load_avg_start"),
+            f("load_avg_end"),
         );
     }
     out
 }
 
-/// Reservations/s (left) and plans/s (right) against daemons, one line per partition layout
-/// (P = N, P = 8) on PostgreSQL, the single-daemon SQLite run as a marked point.
+/// Reservations/s (left) and reservations per CPU-second of daemons + PostgreSQL (right)
+/// against daemons, one line per layout on PostgreSQL (by zone with P = N and P = 8, one
+/// calendar), the single-daemon SQLite run as a marked point.
 fn svg(rows: &[Value]) -> String {
     let (w, h) = (760.0, 360.0);
     let mut out = format!(
@@ -340,7 +379,7 @@ fn svg(rows: &[Value]) -> String {
     );
     for (i, (key, title)) in [
         ("reservations_per_s", "reservations/s"),
-        ("plans_per_s", "plans/s"),
+        ("reservations_per_cpu_s", "reservations per CPU-second"),
     ]
     .iter()
     .enumerate()
@@ -401,13 +440,14 @@ fn panel(out: &mut String, rows: &[Value], key: &str, title: &str, x0: f64) {
             ys(v)
         );
     }
-    let series: [Series; 2] = [
-        ("P = N", "#1f77b4", |r: &Value| {
-            r["daemons"] == r["partitions"]
+    let series: [Series; 3] = [
+        ("zone, P = N", "#1f77b4", |r: &Value| {
+            r["partition_key"] == "zone" && r["daemons"] == r["partitions"]
         }),
-        ("P = 8", "#d62728", |r: &Value| {
-            r["partitions"].as_u64() == Some(8)
+        ("zone, P = 8", "#d62728", |r: &Value| {
+            r["partition_key"] == "zone" && r["partitions"].as_u64() == Some(8)
         }),
+        ("none", "#9467bd", |r: &Value| r["partition_key"] == "none"),
     ];
     for (i, (label, color, pick)) in series.iter().enumerate() {
         let mut pts: Vec<(f64, f64)> = rows
@@ -437,22 +477,22 @@ fn panel(out: &mut String, rows: &[Value], key: &str, title: &str, x0: f64) {
         let _ = writeln!(
             out,
             "<path d=\"M{},{ly} h18\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">PostgreSQL, {label}</text>",
-            x0 + pw - 130.0,
-            x0 + pw - 108.0,
+            x0 + pw - 170.0,
+            x0 + pw - 148.0,
             ly + 4.0
         );
     }
     if let Some(r) = rows.iter().find(|r| r["store"] == "sqlite") {
         let (cx, cy) = (xs(get(r, "daemons")), ys(get(r, key)));
-        let ly = y0 + 44.0;
+        let ly = y0 + 60.0;
         let _ = writeln!(
             out,
             "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"7\" height=\"7\" fill=\"#2ca02c\"/><rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\" fill=\"#2ca02c\"/><text x=\"{}\" y=\"{}\">SQLite, 1 daemon</text>",
             cx - 3.5,
             cy - 3.5,
-            x0 + pw - 124.0,
+            x0 + pw - 164.0,
             ly - 3.0,
-            x0 + pw - 108.0,
+            x0 + pw - 148.0,
             ly + 4.0
         );
     }
@@ -463,9 +503,13 @@ mod tests {
     use super::*;
 
     fn row(store: &str, n: u64, p: u64, rps: f64) -> Value {
-        serde_json::json!({"store": store, "daemons": n, "partitions": p, "clients": 8, "seconds": 10.0,
+        let key = if store == "sqlite" { "-" } else { "zone" };
+        serde_json::json!({"store": store, "partition_key": key, "daemons": n, "partitions": p, "clients": 8, "seconds": 10.0,
             "reservations_per_s": rps, "reservation_p50_ms": 1.5, "reservation_p99_ms": 9.25,
-            "plans_per_s": rps / 10.0, "plan_p50_ms": 20.0, "plan_p99_ms": 80.0, "errors": 0, "cores": 2})
+            "plans_per_s": rps / 10.0, "plan_p50_ms": 20.0, "plan_p99_ms": 80.0, "errors": 0,
+            "daemons_cpu_s": 8.0, "postgres_cpu_s": if store == "sqlite" { Value::Null } else { 4.5.into() },
+            "loadgen_cpu_s": 3.25, "reservations_per_cpu_s": rps / 2.0, "forwarded_share": 0.5,
+            "load_avg_start": 1.0, "load_avg_end": 2.5, "cores": 2})
     }
 
     #[test]
@@ -476,23 +520,30 @@ mod tests {
         assert_eq!(lines[0], COLUMNS.join(","));
         assert_eq!(
             lines[2],
-            "postgres,2,8,8,10.00,250.50,1.50,9.25,25.05,20.00,80.00,0,2"
+            "postgres,zone,2,8,8,10.00,250.50,1.50,9.25,25.05,20.00,80.00,0,8.00,4.50,3.25,125.25,0.50,1.00,2.50,2"
         );
         assert_eq!(lines.len(), 3);
+        assert!(lines[1].contains(",0,8.00,,3.25,"), "{}", lines[1]);
+        let t = table(&rows);
+        assert!(t.contains("| 8.0 | - | 3.2 | 50 | 50% | 1.0–2.5 |"), "{t}");
     }
 
     #[test]
     fn the_plot_has_both_series_and_the_sqlite_point() {
+        let mut none = row("postgres", 2, 8, 120.0);
+        none["partition_key"] = "none".into();
         let rows = [
             row("sqlite", 1, 1, 100.0),
             row("postgres", 1, 1, 80.0),
             row("postgres", 2, 2, 150.0),
             row("postgres", 4, 8, 200.0),
+            none,
         ];
         let s = svg(&rows);
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<polyline").count(), 4);
-        assert!(s.contains("PostgreSQL, P = N") && s.contains("SQLite, 1 daemon"));
+        assert_eq!(s.matches("<polyline").count(), 6);
+        assert!(s.contains("PostgreSQL, zone, P = N") && s.contains("SQLite, 1 daemon"));
+        assert!(s.contains("PostgreSQL, none") && s.contains("reservations per CPU-second"));
         assert!(s.contains("2 cores"));
     }
 

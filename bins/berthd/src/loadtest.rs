@@ -3,6 +3,7 @@
 //! `cluster` runs N daemon processes on one database for a fixed time.
 
 mod cluster;
+mod cpu;
 mod overload;
 
 use std::time::{Duration, Instant};

@@ -69,6 +69,14 @@ struct Args {
     /// forward writes to it); without it every daemon appends to the shared stream.
     #[arg(long)]
     cluster: bool,
+    /// Cluster run: the daemons' `[cluster] partition_key` (`zone`, `provider`, `pool`,
+    /// `none`; default `zone`).
+    #[arg(long, value_name = "KEY")]
+    partition_key: Option<String>,
+    /// Cluster run: the PostgreSQL data directory (holding `postmaster.pid`), to count the CPU
+    /// time of its processes.
+    #[arg(long, value_name = "DIR")]
+    pg_data: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -122,6 +130,8 @@ fn main() -> ExitCode {
             plan_every: a.plan_every,
             workers: opts.plan_workers,
             lease: a.cluster,
+            partition_key: a.partition_key.clone(),
+            pg_data: a.pg_data.clone(),
         };
         return match rt.block_on(cluster(&o)) {
             Ok(r) => match serde_json::to_string(&r) {

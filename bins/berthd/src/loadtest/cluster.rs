@@ -2,7 +2,9 @@
 //! the single-daemon default), P partitions (zones, one pool each), C closed-loop clients for
 //! a fixed time. Each client sends its requests round-robin over the daemons and the zones:
 //! mostly Promise `create-reservation`, every `plan_every`-th a HAS plan polled until final.
-//! Reports reservations/s, plans/s, p50/p99 and errors as one JSON line per run.
+//! Reports reservations/s, plans/s, p50/p99, errors, the CPU seconds of every daemon, of
+//! PostgreSQL and of the generator over the measured window, reservations per CPU-second of
+//! daemons + PostgreSQL, and the share of writes the daemons forwarded, as one JSON line.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -13,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Phase, TEMPLATE, Target, phase, wait_final, wait_ready};
+use super::{Phase, TEMPLATE, Target, cpu, phase, wait_final, wait_ready};
 
 /// The database the daemons share.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +52,12 @@ pub struct ClusterOptions {
     /// default), each partition's lease held by one daemon, writes forwarded to the holder of
     /// their zone (otherwise every daemon appends compare-and-set to the one shared stream).
     pub lease: bool,
+    /// `[cluster] partition_key` of the daemons (`zone`, `provider`, `pool`, `none`); `None`:
+    /// their default (`zone`).
+    pub partition_key: Option<String>,
+    /// The PostgreSQL cluster's data directory, to count its CPU time (its postmaster and
+    /// children); `None`: PostgreSQL's CPU is not measured.
+    pub pg_data: Option<PathBuf>,
 }
 
 /// What one run measured.
@@ -84,10 +92,95 @@ pub struct ClusterReport {
     pub errors: usize,
     /// Cores the machine offers.
     pub cores: usize,
+    /// `[cluster] partition_key` (`zone` unless set; `-` outside `[cluster]` mode).
+    pub partition_key: String,
+    /// CPU seconds of each daemon over the measured window.
+    pub daemon_cpu_s: Vec<f64>,
+    /// CPU seconds of all daemons.
+    pub daemons_cpu_s: f64,
+    /// CPU seconds of PostgreSQL (postmaster and every backend), when measured.
+    pub postgres_cpu_s: Option<f64>,
+    /// CPU seconds of this load generator.
+    pub loadgen_cpu_s: f64,
+    /// Reservations created per CPU-second of the daemons and PostgreSQL.
+    pub reservations_per_cpu_s: f64,
+    /// Writes the daemons forwarded to another daemon (`berth_forwarded_requests_total`).
+    pub forwarded: u64,
+    /// Forwarded writes per reservation sent.
+    pub forwarded_share: f64,
+    /// 1-minute load average at the start of the window.
+    pub load_avg_start: f64,
+    /// 1-minute load average at its end.
+    pub load_avg_end: f64,
+}
+
+/// CPU and counters at one instant of a run.
+#[derive(Debug, Clone)]
+struct Sample {
+    daemons: Vec<f64>,
+    postgres: Option<f64>,
+    loadgen: f64,
+    forwarded: u64,
+    load: f64,
+}
+
+async fn sample(fleet: &Fleet, targets: &[Target], postmaster: Option<u32>) -> Sample {
+    let mut forwarded = 0;
+    for t in targets {
+        forwarded += counter(t, "berth_forwarded_requests_total")
+            .await
+            .unwrap_or(0);
+    }
+    Sample {
+        daemons: fleet
+            .0
+            .iter()
+            .map(|c| cpu::process_s(c.id()).unwrap_or(0.0))
+            .collect(),
+        postgres: postmaster.and_then(cpu::tree_s),
+        loadgen: cpu::own_s(),
+        forwarded,
+        load: cpu::load_1m().unwrap_or(0.0),
+    }
+}
+
+/// A counter's value (summed over its label sets) from a daemon's `/metrics`.
+async fn counter(t: &Target, name: &str) -> Option<u64> {
+    let text = t.get("/metrics").send().await.ok()?.text().await.ok()?;
+    let mut total = 0.0;
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix(name)
+            && (rest.starts_with(' ') || rest.starts_with('{'))
+            && let Some(v) = rest.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok())
+        {
+            total += v;
+        }
+    }
+    Some(total as u64)
 }
 
 impl ClusterReport {
-    fn new(opts: &ClusterOptions, res: &Phase, plans: &Phase) -> ClusterReport {
+    fn new(
+        opts: &ClusterOptions,
+        res: &Phase,
+        plans: &Phase,
+        before: &Sample,
+        after: &Sample,
+    ) -> ClusterReport {
+        let daemon_cpu_s: Vec<f64> = after
+            .daemons
+            .iter()
+            .zip(&before.daemons)
+            .map(|(a, b)| a - b)
+            .collect();
+        let daemons_cpu_s: f64 = daemon_cpu_s.iter().sum();
+        let postgres_cpu_s = match (before.postgres, after.postgres) {
+            (Some(b), Some(a)) => Some(a - b),
+            _ => None,
+        };
+        let cpu = daemons_cpu_s + postgres_cpu_s.unwrap_or(0.0);
+        let forwarded = after.forwarded.saturating_sub(before.forwarded);
+        let sent = res.ok + res.errors;
         ClusterReport {
             store: match opts.db {
                 ClusterDb::Sqlite => "sqlite",
@@ -106,6 +199,24 @@ impl ClusterReport {
             plan_p99_ms: plans.p99_ms,
             errors: res.errors + plans.errors,
             cores: std::thread::available_parallelism().map_or(1, usize::from),
+            partition_key: match (&opts.partition_key, opts.lease) {
+                (_, false) => "-".to_owned(),
+                (Some(k), true) => k.clone(),
+                (None, true) => "zone".to_owned(),
+            },
+            daemon_cpu_s,
+            daemons_cpu_s,
+            postgres_cpu_s,
+            loadgen_cpu_s: after.loadgen - before.loadgen,
+            reservations_per_cpu_s: if cpu > 0.0 { res.ok as f64 / cpu } else { 0.0 },
+            forwarded,
+            forwarded_share: if sent > 0 {
+                forwarded as f64 / sent as f64
+            } else {
+                0.0
+            },
+            load_avg_start: before.load,
+            load_avg_end: after.load,
         }
     }
 }
@@ -145,6 +256,10 @@ fn spawn(
         .env("BERTH_CLUSTER", if opts.lease { "true" } else { "false" })
         .env("BERTH_NODE_ID", format!("loadtest-{i}"))
         .env("BERTH_ADVERTISE_URL", format!("http://127.0.0.1:{port}"))
+        .env(
+            "BERTH_CLUSTER_PARTITION_KEY",
+            opts.partition_key.as_deref().unwrap_or("zone"),
+        )
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(
@@ -241,6 +356,8 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
         }
     }
     let targets = Arc::new(targets);
+    let postmaster = opts.pg_data.as_deref().and_then(cpu::postmaster);
+    let before = sample(&fleet, &targets, postmaster).await;
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(opts.seconds.max(0.1));
     let mut tasks = Vec::new();
@@ -259,10 +376,11 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
         plan_err += o.plan_errors;
     }
     let secs = started.elapsed().as_secs_f64();
+    let after = sample(&fleet, &targets, postmaster).await;
     drop(fleet);
     let res = phase("reservations", res, res_err, secs);
     let plans = phase("plans", plans, plan_err, secs);
-    Ok(ClusterReport::new(opts, &res, &plans))
+    Ok(ClusterReport::new(opts, &res, &plans, &before, &after))
 }
 
 /// Latencies (ms) and errors of one client.
