@@ -1,7 +1,8 @@
 //! Client commands against a running `berthd`: `berth plan|reservation|capacity|instance ...`.
 //! Answers are printed as JSON (or `-o yaml|table`), refusals as a sentence on stderr (their
 //! JSON with `-o json`); exit 0 on success, 1 on a domain failure (invalid, conflict, not
-//! found, plan not found/error), 2 when the daemon cannot be reached.
+//! found, plan not found/error), 2 when the daemon cannot be reached. In a cluster each write
+//! goes to its partition's holder (`route.rs`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use reqwest::blocking::{Client, RequestBuilder};
 use serde_json::{Value, json};
 
 use crate::output::{Done, Report, Table, View};
+use crate::route::Routes;
 use crate::{exit, progress};
 
 /// Where the daemon is and how to authenticate.
@@ -255,6 +257,8 @@ impl Spec {
 struct Api {
     client: Client,
     conn: Conn,
+    /// The cluster's partition map, to send each write to its holder.
+    routes: std::cell::RefCell<Routes>,
 }
 
 impl Api {
@@ -266,7 +270,12 @@ impl Api {
             }
         }
         let client = builder.build().context("cannot build an HTTP client")?;
-        Ok(Api { client, conn })
+        let routes = std::cell::RefCell::new(Routes::load(&conn.url));
+        Ok(Api {
+            client,
+            conn,
+            routes,
+        })
     }
 
     fn auth(&self, r: RequestBuilder) -> RequestBuilder {
@@ -286,22 +295,63 @@ impl Api {
 
     /// Sends; returns the status and the JSON body (text wrapped as a string).
     fn send(&self, r: RequestBuilder) -> Result<(u16, Value)> {
+        self.send_full(r).map(|(s, b, _)| (s, b))
+    }
+
+    /// Sends; returns the status, the JSON body and the headers.
+    fn send_full(&self, r: RequestBuilder) -> Result<(u16, Value, reqwest::header::HeaderMap)> {
         let resp = self
             .auth(r)
             .send()
             .with_context(|| format!("cannot reach berthd at {}", self.conn.url))?;
         let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
         let text = resp.text().context("cannot read the response")?;
         let body = if text.is_empty() {
             Value::Null
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
-        Ok((status, body))
+        Ok((status, body, headers))
     }
 
     fn post(&self, path: &str, body: &Value) -> Result<(u16, Value)> {
-        self.send(self.client.post(self.url(path)).json(body))
+        self.write(path, body, None)
+    }
+
+    /// A POST sent to the holder of the partition `body` names (by the cached map), else to
+    /// `--url`. A holder that refuses the connection is dropped from the cache and `--url`
+    /// takes the write (nothing was sent); an answer showing the map stale re-reads it.
+    fn write(&self, path: &str, body: &Value, key: Option<&str>) -> Result<(u16, Value)> {
+        let build = |base: &str| {
+            let r = self.client.post(format!("{base}{path}")).json(body);
+            match key {
+                Some(k) => r.header("Idempotency-Key", k),
+                None => r,
+            }
+        };
+        let base = self.routes.borrow().base(body);
+        let here = self.routes.borrow().url().to_owned();
+        let (status, value, headers) = match self.send_full(build(&base)) {
+            Err(e)
+                if base != here
+                    && e.downcast_ref::<reqwest::Error>()
+                        .is_some_and(reqwest::Error::is_connect) =>
+            {
+                self.routes.borrow_mut().store(None);
+                self.send_full(build(&here))?
+            }
+            other => other?,
+        };
+        if Routes::stale(status, &headers) {
+            let map = self
+                .send_full(self.client.get(self.url("/v1/cluster")))
+                .ok()
+                .filter(|(s, _, _)| *s == 200)
+                .and_then(|(_, v, _)| serde_json::from_value(v).ok());
+            self.routes.borrow_mut().store(map);
+        }
+        Ok((status, value))
     }
 
     fn get(&self, path: &str) -> Result<(u16, Value)> {
@@ -482,16 +532,11 @@ pub fn reservation(args: ReservationArgs) -> Result<Done> {
         ReservationCmd::Create {
             spec,
             idempotency_key,
-        } => {
-            let mut r = api
-                .client
-                .post(api.url("/create-reservation"))
-                .json(&spec.body());
-            if let Some(k) = idempotency_key {
-                r = r.header("Idempotency-Key", k);
-            }
-            report(api.send(r)?)
-        }
+        } => report(api.write(
+            "/create-reservation",
+            &spec.body(),
+            idempotency_key.as_deref(),
+        )?),
         ReservationCmd::Update { id, spec } => {
             let mut body = spec.body();
             body["reservation-id"] = json!(id);

@@ -9,6 +9,7 @@ mod input;
 mod output;
 mod place;
 mod progress;
+mod route;
 mod solve;
 mod validate;
 mod when;

@@ -6,7 +6,8 @@
 //! `provider` or `source` by the partition key; a write naming no partition (plans,
 //! providers, webhooks of reservations) is served here. Credentials travel with the request
 //! (the holder checks them); a forwarded request carries `x-berth-forwarded-by` and is never
-//! forwarded again, so a stale view cannot bounce a request around.
+//! forwarded again, so a stale view cannot bounce a request around. The relayed answer carries
+//! `x-berth-forwarded-to: <holder>`: clients routing by `GET /v1/cluster` refresh their map.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,7 +102,14 @@ pub async fn forward(State(f): State<Arc<Forwarder>>, req: Request, next: Next) 
     };
     metrics::counter!("berth_forwarded_requests_total").increment(1);
     match relay(&f, &url, req).await {
-        Ok(resp) => resp,
+        Ok(mut resp) => {
+            // Tells a routing client that its partition map is stale.
+            if let Ok(v) = HeaderValue::from_str(&node) {
+                resp.headers_mut()
+                    .insert(HeaderName::from_static(berth_api::cluster::FORWARDED_TO), v);
+            }
+            resp
+        }
         Err(why) => {
             tracing::warn!(owner = %node, url = %url, error = %why, "cannot forward a write to the lease holder");
             unavailable(&format!(
@@ -153,41 +161,10 @@ async fn relay(f: &Forwarder, base: &str, req: Request) -> Result<Response, Stri
     Ok(out)
 }
 
-/// The partition a write's JSON body names: the partition of a qualified `reservation-id` or
-/// `instance-id`, else of its `zone` (default `default`) with `provider` or a `source` pool
-/// or provider. `None` when it names none, or a zone whose pools may lie in several
-/// partitions (the service here tries them).
+/// The partition a write's JSON body names (`berth_api::cluster::partition_of`).
 pub fn partition_of(service: &ReservationService, body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let text = |k: &str| v.get(k).and_then(|x| x.as_str());
-    for key in ["reservation-id", "instance-id"] {
-        if let Some(id) = text(key) {
-            return id.rsplit_once(':').map(|(p, _)| p.to_owned());
-        }
-    }
-    let mut zone = text("zone");
-    let mut provider = text("provider").or_else(|| text("provider-id"));
-    let source = v
-        .get("source")
-        .and_then(|s| s.as_str().or_else(|| s.get("id").and_then(|x| x.as_str())));
-    if let Some(src) = source {
-        if let Some(p) = src.strip_prefix("ResourceProvider:") {
-            provider = Some(p);
-        } else {
-            let pool = src.strip_prefix("ResourcePool:").unwrap_or(src);
-            match pool.split_once('/') {
-                Some((z, p)) => {
-                    zone = Some(z);
-                    provider = Some(p);
-                }
-                None => provider = Some(pool),
-            }
-        }
-    }
-    if zone.is_none() && provider.is_none() {
-        return None;
-    }
-    service.partition_for(zone.unwrap_or("default"), provider)
+    berth_api::cluster::partition_of(service.partition_key(), &v)
 }
 
 /// Headers that belong to one connection, not to the request.

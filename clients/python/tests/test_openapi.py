@@ -59,6 +59,7 @@ def every_call() -> list[tuple[str, str, Optional[dict[str, Any]]]]:
     t1 = datetime(2030, 1, 2, tzinfo=timezone.utc)
     c.healthy()
     c.ready()
+    c.cluster()
     c.create_plan("n", "demands: {}", timeout=5, num_solution=2, limit=3, files={"f": "x"}, plan_id="p")
     c.get_plan("p")
     c.list_plans()

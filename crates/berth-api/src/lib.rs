@@ -26,6 +26,7 @@
 
 pub mod admin;
 mod body;
+pub mod cluster;
 mod dialect;
 mod error;
 pub mod fields;
@@ -264,6 +265,7 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         // OSDF's default `conductorUrl` ends in `/v1/plans/`: HAS answers it like `/v1/plans`.
         .route("/v1/plans/", post(has::create_plan).get(has::list_plans))
         .route("/v1/triage_tool/{id}", get(has::triage))
+        .route("/v1/cluster", get(cluster::cluster_map))
         .route("/add-provider", post(promise::add_provider))
         .route("/create-reservation", post(promise::create_reservation))
         .route("/update-reservation", post(promise::update_reservation))

@@ -12,6 +12,7 @@ use crate::admin::{
     DimensionChangeView, FailedReloadView, InventoryDiffView, InventoryStatusView, PoolAddedView,
     PoolChangedView, PoolRemovedView, ReconcileView,
 };
+use crate::cluster::{ClusterView, PartitionHolderView};
 use crate::error::{
     DiagnosticBody, HasError, HasErrorKind, HasErrorMessage, Problem, PromiseError,
 };
@@ -133,6 +134,15 @@ const ROUTES: &[Route] = &[
         "/v1/triage_tool/{id}",
         "triage",
         "Which constraint removed which candidate",
+        None,
+        "200",
+    ),
+    (
+        HttpMethod::Get,
+        "/v1/cluster",
+        "cluster_map",
+        "The partition map: each partition's lease holder, its URL and fencing token (send a \
+         write to its partition's holder; any daemon forwards it otherwise)",
         None,
         "200",
     ),
@@ -364,6 +374,7 @@ fn success_body(id: &str) -> Option<(&'static str, &'static str, bool)> {
         "console_place_site" => ("application/json", "SiteView", false),
         "console_place" => ("application/json", "PlaceView", false),
         "admin_inventory" => ("application/json", "InventoryStatusView", false),
+        "cluster_map" => ("application/json", "ClusterView", false),
         "admin_inventory_reload" => ("application/json", "ReconcileView", false),
         _ => return None,
     })
@@ -413,6 +424,8 @@ pub fn openapi_json() -> String {
         .schema("PoolChangedView", PoolChangedView::schema())
         .schema("PoolRemovedView", PoolRemovedView::schema())
         .schema("DimensionChangeView", DimensionChangeView::schema())
+        .schema("ClusterView", ClusterView::schema())
+        .schema("PartitionHolderView", PartitionHolderView::schema())
         .build();
     let mut items: std::collections::BTreeMap<
         &str,

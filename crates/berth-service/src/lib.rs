@@ -91,8 +91,8 @@ pub use ownership::{Owner, Ownership, OwnershipOptions};
 pub use plans::{Plan, PlanConfig, PlanRequest, PlanService};
 pub use provider::{DEFAULT_PROVIDER, ProviderFlavor, ProviderInfo};
 pub use reservations::{
-    ClusterOptions, Committed, IdempotencyKey, PartitionKey, ReservationFilter, ReservationOptions,
-    ReservationService, Webhook, WriterStats, qualify,
+    ClusterMap, ClusterOptions, Committed, Holder, IdempotencyKey, PartitionKey, ReservationFilter,
+    ReservationOptions, ReservationService, Webhook, WriterStats, qualify,
 };
 pub use status::PlanStatus;
 pub use vim::{BootRequest, Booted, Discovered, Discovery, Vim, VimFuture};

@@ -4,6 +4,7 @@
 
 mod hooks;
 mod load;
+mod map;
 mod part;
 mod partitions;
 mod providers;
@@ -12,6 +13,7 @@ mod spanning;
 mod spread;
 mod writer;
 
+pub use map::{ClusterMap, Holder};
 pub use partitions::{ClusterOptions, PartitionKey, qualify};
 
 use std::collections::BTreeMap;

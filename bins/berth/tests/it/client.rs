@@ -263,3 +263,57 @@ fn instance_create_names_its_provider_flavor_and_name() {
         json!({"provider-id": "P2", "flavor": "m1.tiny", "name": "vm-1", "image": "cirros"})
     );
 }
+
+#[test]
+fn a_forwarded_write_loads_the_map_and_the_next_goes_to_the_holder() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let created = |id: &str| json!({"reservation-id": id}).to_string();
+    let (b, holder) = fake::serve(vec![(200, created("z2:r2"))]);
+    let map = json!({"node": "n1", "partition_key": "zone", "partitions": [
+        {"partition": "z2", "holder": "n2", "url": format!("http://{b}"), "token": 4,
+         "expires_at": "2030-01-01T00:00:00.000Z"}
+    ]});
+    let (a, entry) = fake::serve_with(vec![
+        (200, created("z2:r1"), "x-berth-forwarded-to: n2\r\n".into()),
+        (200, map.to_string(), String::new()),
+    ]);
+    let url = format!("http://{a}");
+    let create = || {
+        Command::new(env!("CARGO_BIN_EXE_berth"))
+            .args([
+                "reservation",
+                "create",
+                "--zone",
+                "z2",
+                "-c",
+                "cores=1",
+                "--url",
+                &url,
+            ])
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .expect("run berth")
+    };
+    let out = create();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = create();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(j["reservation-id"], "z2:r2");
+    let seen = entry.join().expect("entry");
+    assert!(seen[0].starts_with("POST /create-reservation "), "{seen:?}");
+    assert_eq!(seen[1], "GET /v1/cluster");
+    let seen = holder.join().expect("holder");
+    assert!(seen[0].starts_with("POST /create-reservation "), "{seen:?}");
+    assert_eq!(body_of(&seen[0])["zone"], "z2");
+}

@@ -8,11 +8,21 @@ use std::thread::JoinHandle;
 /// Serves `answers` in order (status, JSON body); returns the address and a handle yielding
 /// each request as `METHOD PATH BODY`.
 pub fn serve(answers: Vec<(u16, String)>) -> (SocketAddr, JoinHandle<Vec<String>>) {
+    serve_with(
+        answers
+            .into_iter()
+            .map(|(s, b)| (s, b, String::new()))
+            .collect(),
+    )
+}
+
+/// Like [`serve`], each answer with extra header lines (`name: value\r\n` each).
+pub fn serve_with(answers: Vec<(u16, String, String)>) -> (SocketAddr, JoinHandle<Vec<String>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     let handle = std::thread::spawn(move || {
         let mut seen = Vec::new();
-        for (status, body) in answers {
+        for (status, body, extra) in answers {
             let (mut s, _) = listener.accept().expect("accept");
             let mut buf = Vec::new();
             let mut chunk = [0u8; 4096];
@@ -49,7 +59,7 @@ pub fn serve(answers: Vec<(u16, String)>) -> (SocketAddr, JoinHandle<Vec<String>
                 .unwrap_or_default();
             seen.push(format!("{line} {body_in}").trim_end().to_owned());
             let reply = format!(
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
             s.write_all(reply.as_bytes()).expect("write");

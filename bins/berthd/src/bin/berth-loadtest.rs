@@ -77,6 +77,10 @@ struct Args {
     /// time of its processes.
     #[arg(long, value_name = "DIR")]
     pg_data: Option<std::path::PathBuf>,
+    /// Cluster run: send requests round-robin over the daemons instead of each write to its
+    /// partition's holder by `GET /v1/cluster` (the daemons then forward what they do not hold).
+    #[arg(long)]
+    no_route: bool,
 }
 
 fn main() -> ExitCode {
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
             lease: a.cluster,
             partition_key: a.partition_key.clone(),
             pg_data: a.pg_data.clone(),
+            route: !a.no_route,
         };
         return match rt.block_on(cluster(&o)) {
             Ok(r) => match serde_json::to_string(&r) {

@@ -1,7 +1,9 @@
 //! Cluster load: N real `berthd` processes on one database (PostgreSQL, or a SQLite file for
 //! the single-daemon default), P partitions (zones, one pool each), C closed-loop clients for
-//! a fixed time. Each client sends its requests round-robin over the daemons and the zones:
-//! mostly Promise `create-reservation`, every `plan_every`-th a HAS plan polled until final.
+//! a fixed time. Each client sends its requests round-robin over the zones, each to its
+//! partition's holder by the cluster's map (`GET /v1/cluster`; round-robin over the daemons
+//! without `route`, or for a write naming no partition): mostly Promise `create-reservation`,
+//! every `plan_every`-th a HAS plan polled until final.
 //! Reports reservations/s, plans/s, p50/p99, errors, the CPU seconds of every daemon, of
 //! PostgreSQL and of the generator over the measured window, reservations per CPU-second of
 //! daemons + PostgreSQL, and the share of writes the daemons forwarded, as one JSON line.
@@ -9,7 +11,10 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use berth_api::cluster::{ClusterView, FORWARDED_TO};
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -58,6 +63,10 @@ pub struct ClusterOptions {
     /// The PostgreSQL cluster's data directory, to count its CPU time (its postmaster and
     /// children); `None`: PostgreSQL's CPU is not measured.
     pub pg_data: Option<PathBuf>,
+    /// Send each write to its partition's holder by the cluster's map (`GET /v1/cluster`),
+    /// refreshed when an answer says it was forwarded; otherwise round-robin over the daemons
+    /// (the daemons forward what they do not hold).
+    pub route: bool,
 }
 
 /// What one run measured.
@@ -108,6 +117,10 @@ pub struct ClusterReport {
     pub forwarded: u64,
     /// Forwarded writes per reservation sent.
     pub forwarded_share: f64,
+    /// Whether the clients routed writes by the partition map.
+    pub routed: bool,
+    /// Times a client re-read the partition map (an answer said it was forwarded, or a 503).
+    pub map_refreshes: u64,
     /// 1-minute load average at the start of the window.
     pub load_avg_start: f64,
     /// 1-minute load average at its end.
@@ -215,6 +228,8 @@ impl ClusterReport {
             } else {
                 0.0
             },
+            routed: opts.route,
+            map_refreshes: 0,
             load_avg_start: before.load,
             load_avg_end: after.load,
         }
@@ -356,15 +371,19 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
         }
     }
     let targets = Arc::new(targets);
+    let map = Arc::new(Map::default());
+    if opts.route {
+        map.refresh(&targets[0]).await;
+    }
     let postmaster = opts.pg_data.as_deref().and_then(cpu::postmaster);
     let before = sample(&fleet, &targets, postmaster).await;
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(opts.seconds.max(0.1));
     let mut tasks = Vec::new();
     for c in 0..opts.clients {
-        let (targets, opts) = (Arc::clone(&targets), opts.clone());
+        let (targets, opts, map) = (Arc::clone(&targets), opts.clone(), Arc::clone(&map));
         tasks.push(tokio::spawn(async move {
-            client_loop(c, &targets, &opts, deadline).await
+            client_loop(c, &targets, &map, &opts, deadline).await
         }));
     }
     let (mut res, mut res_err, mut plans, mut plan_err) = (Vec::new(), 0, Vec::new(), 0);
@@ -380,7 +399,9 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
     drop(fleet);
     let res = phase("reservations", res, res_err, secs);
     let plans = phase("plans", plans, plan_err, secs);
-    Ok(ClusterReport::new(opts, &res, &plans, &before, &after))
+    let mut report = ClusterReport::new(opts, &res, &plans, &before, &after);
+    report.map_refreshes = map.refreshes.load(Ordering::Relaxed);
+    Ok(report)
 }
 
 /// Latencies (ms) and errors of one client.
@@ -392,9 +413,61 @@ struct ClientOutcome {
     plan_errors: usize,
 }
 
+/// The partition map the clients share, and whether an answer showed it stale.
+#[derive(Default)]
+struct Map {
+    view: std::sync::RwLock<Option<ClusterView>>,
+    stale: AtomicBool,
+    refreshing: AtomicBool,
+    refreshes: AtomicU64,
+}
+
+impl Map {
+    /// The daemon to send a write with `body` to: its holder by the map, else `fallback`.
+    fn pick<'a>(&self, targets: &'a [Target], body: &Value, fallback: usize) -> &'a Target {
+        let url = self
+            .view
+            .read()
+            .ok()
+            .and_then(|v| v.as_ref().and_then(|m| m.route(body).map(str::to_owned)));
+        url.and_then(|u| targets.iter().find(|t| t.base == u))
+            .unwrap_or(&targets[fallback % targets.len()])
+    }
+
+    /// Notes an answer: one relayed by a non-holder, or a 503, makes the map stale.
+    fn saw(&self, r: &reqwest::Response) {
+        if r.headers().contains_key(FORWARDED_TO)
+            || r.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE
+        {
+            self.stale.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Re-reads the map from `t` when stale (one client at a time).
+    async fn refresh_if_stale(&self, t: &Target) {
+        if self.stale.load(Ordering::Relaxed) && !self.refreshing.swap(true, Ordering::AcqRel) {
+            self.stale.store(false, Ordering::Relaxed);
+            self.refreshes.fetch_add(1, Ordering::Relaxed);
+            self.refresh(t).await;
+            self.refreshing.store(false, Ordering::Release);
+        }
+    }
+
+    async fn refresh(&self, t: &Target) {
+        let view = match t.get("/v1/cluster").send().await {
+            Ok(r) if r.status().is_success() => r.json::<ClusterView>().await.ok(),
+            _ => None,
+        };
+        if let (Some(v), Ok(mut g)) = (view, self.view.write()) {
+            *g = Some(v);
+        }
+    }
+}
+
 async fn client_loop(
     c: usize,
     targets: &[Target],
+    map: &Map,
     opts: &ClusterOptions,
     deadline: Instant,
 ) -> ClientOutcome {
@@ -402,16 +475,25 @@ async fn client_loop(
     let mut k = c;
     while Instant::now() < deadline {
         k += 1;
-        let t = &targets[k % targets.len()];
+        if opts.route {
+            map.refresh_if_stale(&targets[k % targets.len()]).await;
+        }
         let t0 = Instant::now();
         if opts.plan_every > 0 && k.is_multiple_of(opts.plan_every) {
             let body = json!({"name": "load", "template": TEMPLATE, "timeout": 60});
+            let t = map.pick(targets, &body, k);
             let id = match t.post("/v1/plans", &body).send().await {
-                Ok(r) if r.status().as_u16() == 201 => r
-                    .json::<Value>()
-                    .await
-                    .ok()
-                    .and_then(|v| v["id"].as_str().map(str::to_owned)),
+                Ok(r) if r.status().as_u16() == 201 => {
+                    map.saw(&r);
+                    r.json::<Value>()
+                        .await
+                        .ok()
+                        .and_then(|v| v["id"].as_str().map(str::to_owned))
+                }
+                Ok(r) => {
+                    map.saw(&r);
+                    None
+                }
                 _ => None,
             };
             match id {
@@ -426,9 +508,15 @@ async fn client_loop(
         } else {
             let end = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
             let body = json!({"zone": zone(k % opts.partitions), "capacity": {"instances": "1"}, "end": end});
+            let t = map.pick(targets, &body, k);
             match t.post("/create-reservation", &body).send().await {
                 Ok(r) if r.status().is_success() => {
+                    map.saw(&r);
                     out.reservations.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
+                Ok(r) => {
+                    map.saw(&r);
+                    out.reservation_errors += 1;
                 }
                 _ => out.reservation_errors += 1,
             }

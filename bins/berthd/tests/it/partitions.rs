@@ -100,14 +100,70 @@ fn partitions_spread_forward_and_fail_over(dir: &std::path::Path, db: &Db) {
         .map(|(z, o)| (z.clone(), o.clone()))
         .unwrap();
     let other = if owner == "n0" { 1 } else { 0 };
-    let (s, v) = post(
-        &c,
-        &nodes[other],
-        "/create-reservation",
-        json!({"zone": zone, "capacity": {"instances": "1"}, "end": end()}),
-    );
+    // Both daemons publish the same map: each zone's holder with its URL and token.
+    for d in &nodes {
+        let (s, v) = get(&c, d, "/v1/cluster");
+        assert_eq!((s, &v["partition_key"]), (200, &json!("zone")), "{v}");
+        let rows: BTreeMap<String, String> = v["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["partition"].as_str().unwrap().to_owned(),
+                    p["holder"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        for z in ZONES {
+            assert_eq!(rows.get(z), spread.get(z), "{z}: {v}");
+        }
+        let row = v["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["partition"] == zone.as_str())
+            .unwrap();
+        let holder = if owner == "n0" { &nodes[0] } else { &nodes[1] };
+        assert_eq!(row["url"], holder.base.as_str(), "{v}");
+        assert!(row["token"].as_u64().is_some_and(|t| t >= 1), "{v}");
+    }
+    let r = c
+        .post(format!("{}/create-reservation", nodes[other].base))
+        .bearer_auth(TOKEN)
+        .json(&json!({"zone": zone, "capacity": {"instances": "1"}, "end": end()}))
+        .send()
+        .unwrap();
+    // The relayed answer names the holder, so a routing client refreshes its map.
+    let forwarded_to = r
+        .headers()
+        .get("x-berth-forwarded-to")
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    assert_eq!(forwarded_to.as_deref(), Some(owner.as_str()));
+    let (s, v): (u16, Value) = (r.status().as_u16(), r.json().unwrap());
     assert_eq!(s, 200, "{v}");
     let first = v["reservation-id"].as_str().unwrap().to_owned();
+    // Sent straight to the holder, it is not forwarded.
+    let r = c
+        .post(format!(
+            "{}/create-reservation",
+            if owner == "n0" {
+                &nodes[0].base
+            } else {
+                &nodes[1].base
+            }
+        ))
+        .bearer_auth(TOKEN)
+        .json(&json!({"zone": zone, "capacity": {"instances": "1"}, "end": end()}))
+        .send()
+        .unwrap();
+    assert!(r.headers().get("x-berth-forwarded-to").is_none());
+    assert_eq!(r.status().as_u16(), 200);
+    let second = r.json::<Value>().unwrap()["reservation-id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(first.starts_with(&format!("{zone}:r")), "{first}");
     // Capacity queries merge every partition, on either daemon.
     for d in &nodes {
@@ -125,7 +181,7 @@ fn partitions_spread_forward_and_fail_over(dir: &std::path::Path, db: &Db) {
         }
         assert_eq!(
             v["capacity"][format!("{zone}/default")]["instances"],
-            1,
+            2,
             "{v}"
         );
     }
@@ -192,6 +248,7 @@ fn partitions_spread_forward_and_fail_over(dir: &std::path::Path, db: &Db) {
         .flat_map(|z| live_in(&c, &nodes[0], z))
         .collect();
     assert!(live.remove(&first), "{first} lost");
+    assert!(live.remove(&second), "{second} lost");
     assert_eq!(
         live,
         ids,

@@ -5,7 +5,7 @@
     plan = c.wait_plan(c.create_plan("vcpe", open("vcpe.yaml").read()).id)
 """
 
-from .client import CAPACITY_KINDS, Client, Transport
+from .client import CAPACITY_KINDS, Client, Transport, partition_of
 from .errors import (
     ApiError,
     BadRequest,
@@ -63,4 +63,5 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
     "UtilizationStep",
+    "partition_of",
 ]

@@ -25,9 +25,13 @@ from .models import (
 
 Quantity = Union[int, str]
 Time = Union[datetime, str]
-# What a transport returns: status and decoded JSON body (None when empty).
-Response = tuple[int, Any]
+# What a transport returns: status and decoded JSON body (None when empty), optionally with the
+# response headers (lower-case names): the client reads `x-berth-forwarded-to` from them.
+Response = Union[tuple[int, Any], tuple[int, Any, Mapping[str, str]]]
 Transport = Callable[[str, str, Optional[bytes], dict[str, str]], Response]
+
+# Response header of a write a daemon relayed to its partition's holder.
+FORWARDED_TO = "x-berth-forwarded-to"
 
 CAPACITY_KINDS = ("compute", "network", "storage")
 
@@ -44,6 +48,44 @@ def _time(t: Optional[Time], name: str) -> Optional[str]:
     return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+def partition_of(key: str, body: Mapping[str, Any]) -> Optional[str]:
+    """The partition a write's body names under partition key ``key`` (``zone``, ``provider``,
+    ``pool``; as berthd's forwarder reads it): a qualified ``reservation-id``/``instance-id``
+    (``<partition>:r<n>``), else its ``zone`` (default ``default``) with ``provider`` or a
+    ``source`` pool or provider. ``None``: it names none, or a zone whose pools may lie in
+    several partitions."""
+    for k in ("reservation-id", "instance-id"):
+        v = body.get(k)
+        if isinstance(v, str):
+            return v.rsplit(":", 1)[0] if ":" in v else None
+
+    def text(k: str) -> Optional[str]:
+        v = body.get(k)
+        return v if isinstance(v, str) else None
+
+    zone: Optional[str] = text("zone")
+    provider: Optional[str] = text("provider") or text("provider-id")
+    src = body.get("source")
+    if isinstance(src, Mapping):
+        src = src.get("id")
+    if isinstance(src, str):
+        if src.startswith("ResourceProvider:"):
+            provider = src[len("ResourceProvider:") :]
+        else:
+            pool = src[len("ResourcePool:") :] if src.startswith("ResourcePool:") else src
+            if "/" in pool:
+                zone, provider = pool.split("/", 1)
+            else:
+                provider = pool
+    if zone is None and provider is None:
+        return None
+    if key == "zone":
+        return zone or "default"
+    if provider is None:
+        return None
+    return provider if key == "provider" else f"{zone or 'default'}~{provider}"
+
+
 def _compact(d: Mapping[str, Any]) -> dict[str, Any]:
     """The fields that are set: berthd applies its defaults to absent ones."""
     return {k: v for k, v in d.items() if v is not None}
@@ -56,6 +98,12 @@ class Client:
     verification (tests only), ``ca_file`` trusts a private CA. Every error status raises an
     :class:`~berth_client.errors.ApiError` subclass carrying the status, the error body's
     dialect, its message and the field path berthd named.
+
+    In a cluster, ``route=True`` (the default) sends each write straight to the daemon holding
+    its partition, by the map ``GET /v1/cluster`` publishes: the map is read when an answer
+    says the write was forwarded (``x-berth-forwarded-to``) or on a 503, so a single daemon
+    never costs a map request; a holder that cannot be reached is dropped and ``base_url``
+    takes the write (which forwards it).
     """
 
     def __init__(
@@ -68,6 +116,7 @@ class Client:
         ca_file: Optional[str] = None,
         timeout: float = 30.0,
         transport: Optional[Transport] = None,
+        route: bool = True,
     ) -> None:
         if basic_auth is not None and token is not None:
             raise ValueError("give basic_auth or token, not both")
@@ -87,6 +136,8 @@ class Client:
                 ctx.verify_mode = ssl.CERT_NONE
             self._ssl = ctx
         self._transport: Transport = transport or self._urllib
+        self._route = route
+        self._map: Optional[dict[str, Any]] = None
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -96,17 +147,48 @@ class Client:
         req = urllib.request.Request(url, data=body, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl) as r:
-                status, raw = r.status, r.read()
+                status, raw, got = r.status, r.read(), r.headers
         except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
+            status, raw, got = e.code, e.read(), e.headers
         except (urllib.error.URLError, OSError) as e:
             raise TransportError(f"cannot reach {url}: {e}") from e
+        names = {k.lower(): v for k, v in got.items()} if got is not None else {}
         if not raw:
-            return status, None
+            return status, None, names
         try:
-            return status, json.loads(raw)
+            return status, json.loads(raw), names
         except ValueError:
-            return status, raw.decode("utf-8", "replace")
+            return status, raw.decode("utf-8", "replace"), names
+
+    def cluster(self) -> dict[str, Any]:
+        """``GET /v1/cluster``: the partition map (``partition_key``, and per partition its
+        ``holder``, ``url``, fencing ``token`` and ``expires_at``); no ``node`` outside a
+        cluster."""
+        v = self.request("GET", "/v1/cluster")
+        return v if isinstance(v, dict) else {}
+
+    def _base_for(self, body: Mapping[str, Any]) -> str:
+        """Where a write with ``body`` goes: its partition's holder by the map, else
+        ``base_url``."""
+        m = self._map
+        if not self._route or not m or not m.get("node"):
+            return self.base_url
+        parts = m.get("partitions") or []
+        if m.get("partition_key") == "none":
+            return str(parts[0]["url"]).rstrip("/") if parts else self.base_url
+        p = partition_of(str(m.get("partition_key")), body)
+        for h in parts:
+            if p is not None and h.get("partition") == p:
+                return str(h["url"]).rstrip("/")
+        return self.base_url
+
+    def _send(
+        self, method: str, url: str, data: Optional[bytes], headers: dict[str, str]
+    ) -> tuple[int, Any, Mapping[str, str]]:
+        r = self._transport(method, url, data, headers)
+        if len(r) == 3:
+            return r
+        return r[0], r[1], {}
 
     def request(
         self,
@@ -121,7 +203,21 @@ class Client:
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        status, answer = self._transport(method, self.base_url + path, data, headers)
+        write = method not in ("GET", "HEAD", "OPTIONS") and body is not None
+        base = self._base_for(body) if write and body is not None else self.base_url
+        try:
+            status, answer, got = self._send(method, base + path, data, headers)
+        except TransportError:
+            if base == self.base_url:
+                raise
+            # The holder is gone: the entry daemon forwards to whoever holds it now.
+            self._map = None
+            status, answer, got = self._send(method, self.base_url + path, data, headers)
+        if write and self._route and (status == 503 or FORWARDED_TO in got):
+            try:
+                self._map = self.cluster()
+            except BerthError:
+                self._map = None
         if status >= 400:
             raise from_response(status, answer)
         return answer

@@ -380,6 +380,8 @@ async fn a_store_written_with_another_layout_is_refused() {
         let clock = ManualClock::new(t0());
         let flat = open(&store, &clock, None, None).await.unwrap();
         flat.command(grow("a", "os", 1), None).await.unwrap();
+        let m = flat.cluster_map().await.unwrap();
+        assert_eq!((m.node, m.holders.len()), (None, 0), "{label}: no cluster");
         drop(flat);
         let e = open(&store, &clock, Some(PartitionKey::Zone), None)
             .await
@@ -457,6 +459,40 @@ async fn leases_spread_to_a_fair_share_and_a_dead_nodes_are_taken_over() {
         };
         let (m1, m2) = (mine(&n1), mine(&n2));
         assert!(m1.iter().all(|p| !m2.contains(p)), "{label}: {m1:?} {m2:?}");
+        // The partition map, as either daemon reads it from the leases.
+        let map = |svc: &Arc<ReservationService>| {
+            let svc = Arc::clone(svc);
+            async move {
+                let m = svc.cluster_map().await.unwrap();
+                let rows: Vec<(String, String, String)> = m
+                    .holders
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.partition.clone().unwrap_or_default(),
+                            h.node.clone(),
+                            h.url.clone(),
+                        )
+                    })
+                    .collect();
+                (m.node, rows)
+            }
+        };
+        let (me, rows) = map(&n2).await;
+        assert_eq!(me.as_deref(), Some("n2"), "{label}");
+        let expected: Vec<(String, String, String)> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|p| {
+                let n = if m1.iter().any(|m| m == p) {
+                    "n1"
+                } else {
+                    "n2"
+                };
+                ((*p).to_owned(), n.to_owned(), format!("http://{n}"))
+            })
+            .collect();
+        assert_eq!(rows, expected, "{label}");
+        assert_eq!(map(&n1).await.1, expected, "{label}");
         // Each writes its own partitions; n2 knows who holds n1's.
         n2.command(reserve(&m2[0], 1), None).await.unwrap();
         n1.command(reserve(&m1[0], 1), None).await.unwrap();
@@ -470,7 +506,27 @@ async fn leases_spread_to_a_fair_share_and_a_dead_nodes_are_taken_over() {
         // n1 dies (no more refreshes): once its leases lapse, n2 takes all of them and sees
         // n1's acknowledged reservation.
         later(&clock, 10);
+        let (_, rows) = map(&n2).await;
+        assert!(
+            rows.is_empty(),
+            "{label}: lapsed leases have no holder: {rows:?}"
+        );
         assert_eq!(n2.spread(&h2).await.unwrap(), 4, "{label}");
+        let (_, rows) = map(&n2).await;
+        assert_eq!(rows.len(), 4, "{label}");
+        assert!(rows.iter().all(|(_, n, _)| n == "n2"), "{label}: {rows:?}");
+        let tokens: Vec<u64> = n2
+            .cluster_map()
+            .await
+            .unwrap()
+            .holders
+            .iter()
+            .map(|h| h.token)
+            .collect();
+        assert!(
+            tokens.iter().all(|t| *t >= 2),
+            "{label}: taken over: {tokens:?}"
+        );
         let r = n2.command(reserve(&m1[0], 1), None).await;
         assert!(
             r.unwrap_err().conflict().is_some(),
