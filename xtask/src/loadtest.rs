@@ -3,7 +3,9 @@
 //! --seconds S --store sqlite|postgres`) — and `--sweep`, which runs N in {1, 2, 4} in
 //! `[cluster]` mode on PostgreSQL (by zone with P = N and P = 8, and `partition_key = none`)
 //! plus the single-daemon SQLite default, and writes docs/scaling.csv and the plot
-//! docs/scaling.svg (reservations/s and reservations per CPU-second against N).
+//! docs/scaling.svg (reservations/s and reservations per CPU-second against N). `--kill-after S`
+//! SIGKILLs a partition holder S seconds in and prints each partition's write-unavailability
+//! window; it fails when an acknowledged reservation is missing afterwards.
 //!
 //! PostgreSQL comes from `BERTH_LOADTEST_PG_URL`, else a throwaway cluster started with
 //! `.ci/postgres.sh` (stopped and deleted afterwards).
@@ -100,8 +102,43 @@ pub fn loadtest(args: &[String]) -> Result<()> {
         f.seconds.unwrap_or(10.0),
         &f.rest,
     )?;
-    println!("{}", table(&[r]));
+    println!("{}", table(std::slice::from_ref(&r)));
+    if let Some(f) = r.get("failover") {
+        println!("{}", failover(f));
+        if f["lost"].as_u64() != Some(0) {
+            bail!("acknowledged reservations were lost: {}", f["lost"]);
+        }
+    }
     Ok(())
+}
+
+/// The failover part of a `--kill-after` run: each partition's write-unavailability window.
+fn failover(f: &Value) -> String {
+    let mut out = format!(
+        "killed {} at {:.1} s: {} acknowledged, {} lost, {} duplicates, {} retries\n\n| partition | held by the killed daemon | unavailable s |\n|---|---|---|\n",
+        cell(&f["victim"]),
+        f["killed_at_s"].as_f64().unwrap_or(0.0),
+        cell(&f["acknowledged"]),
+        cell(&f["lost"]),
+        cell(&f["duplicates"]),
+        cell(&f["retries"]),
+    );
+    for p in f["partitions"].as_array().into_iter().flatten() {
+        let w = p["unavailable_s"]
+            .as_f64()
+            .map_or_else(|| "none acknowledged".to_owned(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {w} |",
+            cell(&p["partition"]),
+            if p["held_by_victim"] == true {
+                "yes"
+            } else {
+                "no"
+            },
+        );
+    }
+    out
 }
 
 fn loadtest_cmd() -> Command {
@@ -558,5 +595,25 @@ mod tests {
         assert_eq!(f.store.as_deref(), Some("sqlite"));
         assert_eq!(f.rest, ["--partitions", "4"]);
         assert!(parse(&["--daemons".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn the_failover_summary_lists_every_partition() {
+        let f = serde_json::json!({"victim": "loadtest-0", "killed_at_s": 5.04, "acknowledged": 1722,
+            "lost": 0, "duplicates": 0, "retries": 9, "partitions": [
+                {"partition": "zone-0", "held_by_victim": true, "unavailable_s": 2.6433},
+                {"partition": "zone-1", "held_by_victim": false, "unavailable_s": null}]});
+        let text = failover(&f);
+        assert!(
+            text.starts_with(
+                "killed loadtest-0 at 5.0 s: 1722 acknowledged, 0 lost, 0 duplicates, 9 retries"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("| zone-0 | yes | 2.64 |")
+                && text.contains("| zone-1 | no | none acknowledged |"),
+            "{text}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 mod cluster;
 mod cpu;
+mod failover;
 mod overload;
 
 use std::time::{Duration, Instant};
@@ -91,6 +92,7 @@ impl std::fmt::Display for Phase {
 }
 
 pub use cluster::{ClusterDb, ClusterOptions, ClusterReport, cluster};
+pub use failover::{FailoverReport, PartitionWindow};
 pub use overload::{OverloadOptions, OverloadReport, overload};
 
 /// The `q` quantile (0..=1) of sorted `v`, nearest rank.

@@ -81,6 +81,11 @@ struct Args {
     /// partition's holder by `GET /v1/cluster` (the daemons then forward what they do not hold).
     #[arg(long)]
     no_route: bool,
+    /// Cluster run: SIGKILL the holder of the first zone this many seconds in; every write is
+    /// then retried under its idempotency key until acknowledged, and the report gives each
+    /// partition's write-unavailability window and the acknowledged-then-lost count.
+    #[arg(long, value_name = "SECONDS")]
+    kill_after: Option<f64>,
 }
 
 fn main() -> ExitCode {
@@ -137,6 +142,7 @@ fn main() -> ExitCode {
             partition_key: a.partition_key.clone(),
             pg_data: a.pg_data.clone(),
             route: !a.no_route,
+            kill_after: a.kill_after,
         };
         return match rt.block_on(cluster(&o)) {
             Ok(r) => match serde_json::to_string(&r) {

@@ -20,7 +20,8 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Phase, TEMPLATE, Target, cpu, phase, wait_final, wait_ready};
+use super::failover::{Ack, FailoverReport};
+use super::{Phase, TEMPLATE, Target, cpu, failover, phase, wait_final, wait_ready};
 
 /// The database the daemons share.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +68,9 @@ pub struct ClusterOptions {
     /// refreshed when an answer says it was forwarded; otherwise round-robin over the daemons
     /// (the daemons forward what they do not hold).
     pub route: bool,
+    /// Failover: SIGKILL the holder of the first zone this many seconds into the window; the
+    /// clients then retry every write under its idempotency key until acknowledged.
+    pub kill_after: Option<f64>,
 }
 
 /// What one run measured.
@@ -121,6 +125,9 @@ pub struct ClusterReport {
     pub routed: bool,
     /// Times a client re-read the partition map (an answer said it was forwarded, or a 503).
     pub map_refreshes: u64,
+    /// With `kill_after`: the write-unavailability windows and the lost-write check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failover: Option<FailoverReport>,
     /// 1-minute load average at the start of the window.
     pub load_avg_start: f64,
     /// 1-minute load average at its end.
@@ -230,6 +237,7 @@ impl ClusterReport {
             },
             routed: opts.route,
             map_refreshes: 0,
+            failover: None,
             load_avg_start: before.load,
             load_avg_end: after.load,
         }
@@ -386,22 +394,113 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
             client_loop(c, &targets, &map, &opts, deadline).await
         }));
     }
+    let kill = match opts.kill_after {
+        Some(after) => Some(kill_holder(&mut fleet, &targets, after, started).await?),
+        None => None,
+    };
     let (mut res, mut res_err, mut plans, mut plan_err) = (Vec::new(), 0, Vec::new(), 0);
+    let (mut acks, mut retries) = (Vec::new(), 0);
     for t in tasks {
         let o = t.await.context("a client failed")?;
         res.extend(o.reservations);
         res_err += o.reservation_errors;
         plans.extend(o.plans);
         plan_err += o.plan_errors;
+        acks.extend(o.acks);
+        retries += o.retries;
     }
     let secs = started.elapsed().as_secs_f64();
-    let after = sample(&fleet, &targets, postmaster).await;
+    let mut after = sample(&fleet, &targets, postmaster).await;
+    let failover = match &kill {
+        Some(k) => {
+            after.daemons[k.index] = k.cpu_s;
+            let survivor = &targets[(k.index + 1) % targets.len()];
+            let zones: Vec<String> = (0..opts.partitions).map(zone).collect();
+            let (lost, duplicates) = failover::lost(survivor, &zones, &acks).await?;
+            let partitions = failover::windows(&acks, k.at, &zones, &k.held);
+            let max_unavailable_s = partitions
+                .iter()
+                .filter(|w| w.held_by_victim)
+                .filter_map(|w| w.unavailable_s)
+                .fold(0.0, f64::max);
+            Some(FailoverReport {
+                victim: k.node.clone(),
+                killed_at_s: (k.at - started).as_secs_f64(),
+                partitions,
+                max_unavailable_s,
+                acknowledged: acks.len(),
+                lost,
+                duplicates,
+                retries,
+            })
+        }
+        None => None,
+    };
     drop(fleet);
     let res = phase("reservations", res, res_err, secs);
     let plans = phase("plans", plans, plan_err, secs);
     let mut report = ClusterReport::new(opts, &res, &plans, &before, &after);
     report.map_refreshes = map.refreshes.load(Ordering::Relaxed);
+    report.failover = failover;
     Ok(report)
+}
+
+/// The daemon killed mid-run.
+struct Killed {
+    index: usize,
+    node: String,
+    at: Instant,
+    /// Partitions (zone indexes) it held.
+    held: std::collections::BTreeSet<usize>,
+    /// Its CPU seconds just before the kill.
+    cpu_s: f64,
+}
+
+/// Waits `after` seconds into the window, then SIGKILLs the holder of `zone-0`.
+async fn kill_holder(
+    fleet: &mut Fleet,
+    targets: &[Target],
+    after: f64,
+    started: Instant,
+) -> Result<Killed> {
+    tokio::time::sleep_until((started + Duration::from_secs_f64(after)).into()).await;
+    let view: ClusterView = targets[0]
+        .get("/v1/cluster")
+        .send()
+        .await?
+        .json()
+        .await
+        .context("cannot read the partition map")?;
+    let first = view
+        .partitions
+        .iter()
+        .find(|p| p.partition.is_none() || p.partition.as_deref() == Some(&zone(0)))
+        .context("zone-0 has no holder to kill")?;
+    let index = targets
+        .iter()
+        .position(|t| t.base == first.url.trim_end_matches('/'))
+        .context("the holder of zone-0 is not one of the fleet")?;
+    let held = view
+        .partitions
+        .iter()
+        .filter(|p| p.holder == first.holder)
+        .filter_map(|p| match &p.partition {
+            Some(name) => name.strip_prefix("zone-")?.parse().ok(),
+            None => Some(usize::MAX),
+        })
+        .collect::<std::collections::BTreeSet<usize>>();
+    let child = &mut fleet.0[index];
+    let cpu_s = cpu::process_s(child.id()).unwrap_or(0.0);
+    child.kill().context("cannot kill the holder")?; // SIGKILL
+    let at = Instant::now();
+    let _ = child.wait();
+    Ok(Killed {
+        index,
+        node: first.holder.clone(),
+        at,
+        held,
+        cpu_s,
+    })
 }
 
 /// Latencies (ms) and errors of one client.
@@ -411,6 +510,9 @@ struct ClientOutcome {
     reservation_errors: usize,
     plans: Vec<f64>,
     plan_errors: usize,
+    /// With `kill_after`: every acknowledged reservation.
+    acks: Vec<Ack>,
+    retries: usize,
 }
 
 /// The partition map the clients share, and whether an answer showed it stale.
@@ -508,6 +610,10 @@ async fn client_loop(
         } else {
             let end = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
             let body = json!({"zone": zone(k % opts.partitions), "capacity": {"instances": "1"}, "end": end});
+            if opts.kill_after.is_some() {
+                retry_until_acked(c, k, targets, map, opts, &body, deadline, &mut out).await;
+                continue;
+            }
             let t = map.pick(targets, &body, k);
             match t.post("/create-reservation", &body).send().await {
                 Ok(r) if r.status().is_success() => {
@@ -523,4 +629,68 @@ async fn client_loop(
         }
     }
     out
+}
+
+/// Sends one reservation under an idempotency key until it is acknowledged (each retry to
+/// the next daemon unless the map names the holder), giving up 30 s after `deadline`.
+#[allow(clippy::too_many_arguments)]
+async fn retry_until_acked(
+    c: usize,
+    k: usize,
+    targets: &[Target],
+    map: &Map,
+    opts: &ClusterOptions,
+    body: &Value,
+    deadline: Instant,
+    out: &mut ClientOutcome,
+) {
+    let key = format!("loadtest-{c}-{k}");
+    let t0 = Instant::now();
+    let give_up = deadline + Duration::from_secs(30);
+    let mut attempt = 0;
+    loop {
+        if opts.route {
+            map.refresh_if_stale(&targets[(k + attempt) % targets.len()])
+                .await;
+        }
+        let t = map.pick(targets, body, k + attempt);
+        let sent = t
+            .post("/create-reservation", body)
+            .header("Idempotency-Key", &key)
+            .send()
+            .await;
+        let id = match sent {
+            Ok(r) => {
+                map.saw(&r);
+                if r.status().is_success() {
+                    r.json::<Value>()
+                        .await
+                        .ok()
+                        .and_then(|v| v["reservation-id"].as_str().map(str::to_owned))
+                } else {
+                    None
+                }
+            }
+            Err(_) => {
+                map.stale.store(true, Ordering::Relaxed);
+                None
+            }
+        };
+        if let Some(id) = id {
+            out.reservations.push(t0.elapsed().as_secs_f64() * 1e3);
+            out.acks.push(Ack {
+                at: Instant::now(),
+                partition: k % opts.partitions,
+                id,
+            });
+            return;
+        }
+        if Instant::now() > give_up {
+            out.reservation_errors += 1;
+            return;
+        }
+        out.retries += 1;
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
