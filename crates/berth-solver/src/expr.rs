@@ -445,6 +445,14 @@ impl Compiled {
         }
     }
 
+    /// `(a, b, cost, lower, upper)` of a pair leaf.
+    pub(crate) fn pair_leaf(&self, n: usize) -> Option<(u32, u32, &PairFn, f64, f64)> {
+        match self.nodes.get(n)? {
+            Node::Pair { a, b, f, lo, hi } => Some((*a, *b, f, *lo, *hi)),
+            _ => None,
+        }
+    }
+
     /// The value of a constant node.
     pub(crate) fn constant(&self, n: usize) -> Option<f64> {
         match self.nodes.get(n)? {

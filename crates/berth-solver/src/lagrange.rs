@@ -15,6 +15,13 @@
 //! constraint (pair rules and the capacity itself): each component counts at least its optimum,
 //! so one bound sees pair rules and shared capacity together.
 //!
+//! A pair term of the objective (`cost(a, b)`) whose two variables are in the relaxation and
+//! in no other such pair or group is bounded jointly with their adjusted costs:
+//! `min over (x, y) of adj_a(x) + adj_b(y) + cost(x, y)` in place of the two minima plus the
+//! pair's own bound (each plan pays at least that for the two variables and the term). The
+//! scan goes by increasing adjusted costs and stops at a budget of evaluations, where the
+//! unexplored pairs still cost at least the next `adj_a(x) + min adj_b + min cost`.
+//!
 //! Sound for any `λ ≥ 0`: the bound never exceeds the cost of a plan, whatever the
 //! subgradient steps did. The oracle tests check it against brute force.
 
@@ -24,6 +31,24 @@ use crate::state::State;
 
 /// Subgradient iterations at the root.
 const ITERATIONS: usize = 120;
+
+/// Cost evaluations of one joint pair bound (see the module doc).
+const JOINT_BUDGET: u32 = 4096;
+
+/// A pair term bounded with the adjusted costs of its two variables.
+#[derive(Clone)]
+struct Joint {
+    /// The root term.
+    term: usize,
+    /// Indexes into `vars` of the pair's `a` and `b`.
+    i: usize,
+    j: usize,
+    /// `sign * weight` of the term.
+    w: f64,
+    cost: crate::expr::PairFn,
+    /// The least `w * cost` of any pair.
+    floor: f64,
+}
 
 /// The relaxation with its multipliers fixed.
 #[derive(Clone)]
@@ -36,7 +61,7 @@ pub(crate) struct Lagrange {
     order: Vec<Vec<u32>>,
     /// `Σ λ · capacity`.
     offset: f64,
-    /// Root terms bounded on their own (not unary).
+    /// Root terms that are not unary: bounded on their own, or in a joint.
     pub(crate) others: Vec<usize>,
     /// Per variable (indexed like `vars`): its group, or `usize::MAX`.
     group_of: Vec<usize>,
@@ -46,6 +71,12 @@ pub(crate) struct Lagrange {
     /// First of two reversible cells per variable (see [`Lagrange::attach`]); `None` until
     /// attached (the scans then start from the ends of `order`).
     cells: Option<usize>,
+    /// Pair terms bounded jointly (see the module doc).
+    joints: Vec<Joint>,
+    /// Per variable (indexed like `vars`): its joint, or `usize::MAX`.
+    joint_of: Vec<usize>,
+    /// Cost evaluations of one joint bound ([`JOINT_BUDGET`]; tests lower it).
+    pub(crate) joint_budget: u32,
 }
 
 /// A variable in one capacity: `(offset of the capacity's multipliers, dims, holder of each
@@ -271,6 +302,9 @@ impl Lagrange {
             .collect();
         Lagrange {
             group_of: vec![usize::MAX; vars.len()],
+            joint_of: vec![usize::MAX; vars.len()],
+            joints: Vec::new(),
+            joint_budget: JOINT_BUDGET,
             vars,
             adj,
             order,
@@ -288,6 +322,7 @@ impl Lagrange {
         let mut sums = vec![0.0; self.groups.len()];
         for i in 0..self.vars.len() {
             match self.least(i, st) {
+                Some(_) if self.joint_of[i] != usize::MAX => {}
                 Some(a) => match sums.get_mut(self.group_of[i]) {
                     Some(g) => *g += a,
                     None => lb += a,
@@ -298,7 +333,102 @@ impl Lagrange {
         for (g, (_, opt)) in sums.iter().zip(&self.groups) {
             lb += g.max(*opt);
         }
+        for jt in &self.joints {
+            lb += self.joint_min(jt, st);
+        }
         lb
+    }
+
+    /// Bounds jointly the pair terms among `others` whose two variables the relaxation
+    /// reads and no joint or group has taken (in the order of `others`).
+    pub(crate) fn pair_up(&mut self, obj: &Compiled, sign: f64) {
+        let Some(root) = obj.root_terms() else {
+            return;
+        };
+        for &t in &self.others {
+            let (weight, node) = root[t];
+            let w = sign * weight;
+            let pair = obj.pair_leaf(node).and_then(|(a, b, cost, lo, hi)| {
+                let i = self.vars.binary_search(&a).ok()?;
+                let j = self.vars.binary_search(&b).ok()?;
+                let free =
+                    |k: usize| self.joint_of[k] == usize::MAX && self.group_of[k] == usize::MAX;
+                (i != j && free(i) && free(j) && w != 0.0).then(|| Joint {
+                    term: t,
+                    i,
+                    j,
+                    w,
+                    cost: cost.clone(),
+                    floor: if w > 0.0 { w * lo } else { w * hi },
+                })
+            });
+            if let Some(jt) = pair {
+                self.joint_of[jt.i] = self.joints.len();
+                self.joint_of[jt.j] = self.joints.len();
+                self.joints.push(jt);
+            }
+        }
+    }
+
+    /// The terms of `others` bounded on their own (not in a joint).
+    pub(crate) fn alone(&self) -> impl Iterator<Item = usize> + '_ {
+        self.others
+            .iter()
+            .copied()
+            .filter(|&t| self.joints.iter().all(|jt| jt.term != t))
+    }
+
+    /// How many pair terms are bounded jointly.
+    #[cfg(test)]
+    pub(crate) fn joints(&self) -> usize {
+        self.joints.len()
+    }
+
+    /// The live values of `vars[i]` by increasing adjusted cost.
+    fn live<'a>(&'a self, i: usize, st: &'a State) -> impl Iterator<Item = u32> + 'a {
+        let x = self.vars[i];
+        let one = st.value(x).map(|v| v.0);
+        let (front, back) = self.skips(i, st);
+        let order = &self.order[i];
+        let end = order.len().saturating_sub(back);
+        let scan = one
+            .is_none()
+            .then(|| order[front.min(end)..end].iter().copied());
+        one.into_iter().chain(
+            scan.into_iter()
+                .flatten()
+                .filter(move |&v| st.contains(x, v)),
+        )
+    }
+
+    /// `min over live (x, y) of adj_a(x) + adj_b(y) + w * cost(x, y)`, or a lower bound of it
+    /// once `joint_budget` costs are evaluated; infinity when a domain is empty.
+    fn joint_min(&self, jt: &Joint, st: &State) -> f64 {
+        let (ai, bj) = (&self.adj[jt.i], &self.adj[jt.j]);
+        let ys: Vec<(f64, u32)> = self.live(jt.j, st).map(|y| (cost_of(bj, y), y)).collect();
+        let Some(&(mb, _)) = ys.first() else {
+            return f64::INFINITY;
+        };
+        let mut best = f64::INFINITY;
+        let mut evals = 0;
+        for x in self.live(jt.i, st) {
+            let ax = cost_of(ai, x);
+            if ax + mb + jt.floor >= best {
+                break;
+            }
+            for &(by, y) in &ys {
+                if ax + by + jt.floor >= best {
+                    break;
+                }
+                if evals == self.joint_budget {
+                    return best.min(ax + mb + jt.floor);
+                }
+                evals += 1;
+                let c = (jt.cost)(crate::Value(x), crate::Value(y));
+                best = best.min(ax + by + jt.w * c);
+            }
+        }
+        best
     }
 
     /// The adjusted costs as an objective, in the problem's sense (`sign * cost`), so the
@@ -321,6 +451,11 @@ impl Lagrange {
                 .filter_map(|x| self.vars.binary_search(x).ok())
                 .filter(|&i| self.group_of[i] == usize::MAX)
                 .collect();
+            // A group's optimum counts its variables' adjusted costs: a joint of one of them
+            // goes back to `others`.
+            for &i in &idx {
+                self.unpair(i);
+            }
             // Variables without a term in the relaxation add nothing to the group's sum.
             if idx.is_empty() || opt.is_nan() || opt == f64::NEG_INFINITY {
                 continue;
@@ -330,6 +465,20 @@ impl Lagrange {
                 self.group_of[i] = g;
             }
             self.groups.push((idx, opt));
+        }
+    }
+
+    /// Dissolves the joint of `vars[i]`, if any: its term is bounded alone again.
+    fn unpair(&mut self, i: usize) {
+        let k = self.joint_of[i];
+        if k == usize::MAX {
+            return;
+        }
+        self.joints.remove(k);
+        self.joint_of.fill(usize::MAX);
+        for (k, jt) in self.joints.iter().enumerate() {
+            self.joint_of[jt.i] = k;
+            self.joint_of[jt.j] = k;
         }
     }
 
@@ -385,6 +534,12 @@ impl Lagrange {
                 *g += a;
             }
         }
+        // Each joint's bound, as `total` counts it.
+        let joint: Vec<f64> = self
+            .joints
+            .iter()
+            .map(|jt| self.joint_min(jt, st))
+            .collect();
         for i in 0..self.vars.len() {
             let x = self.vars[i];
             if st.value(x).is_some() {
@@ -393,13 +548,25 @@ impl Lagrange {
             let Some(m) = least[i] else {
                 continue;
             };
-            // The total with x's least cost taken out, and what a value `a` puts back.
-            let (rest, opt, sum) = match self.groups.get(self.group_of[i]) {
-                Some((_, opt)) => {
+            // The total with x's least cost taken out, and what a value `a` puts back; in a
+            // joint, its bound out and the partner's least cost and the least pair cost in.
+            let (rest, opt, sum) = match (
+                self.groups.get(self.group_of[i]),
+                self.joints.get(self.joint_of[i]),
+            ) {
+                (Some((_, opt)), _) => {
                     let sum = sums[self.group_of[i]];
                     (total - sum.max(*opt), *opt, sum - m)
                 }
-                None => (total - m, f64::NEG_INFINITY, 0.0),
+                (None, Some(jt)) => {
+                    let partner = if jt.i == i { jt.j } else { jt.i };
+                    let Some(mp) = least[partner] else {
+                        continue;
+                    };
+                    let rest = total - joint[self.joint_of[i]] + mp + jt.floor;
+                    (rest, f64::NEG_INFINITY, 0.0)
+                }
+                (None, None) => (total - m, f64::NEG_INFINITY, 0.0),
             };
             let (front, back) = self.skips(i, st);
             let order = &self.order[i];

@@ -829,3 +829,81 @@ fn a_cover_cut_is_minimal_and_extended() {
     let within = [0.5, 0.5, 1.0, 0.0];
     assert!(crate::lp::covers(&[row], |x, _| within[x.index()]).is_empty());
 }
+
+proptest! {
+    /// The joint bound of pair terms with their variables' unary costs (at multipliers 0, so
+    /// over every assignment in the domains), cut at any budget of evaluations, never exceeds
+    /// the cost of an assignment; the values its filter removes belong to none cheaper than
+    /// the limit.
+    #[test]
+    fn joint_pair_bounds_are_admissible(seed in any::<u64>(), budget in 0u32..6, maximize in any::<bool>(), cut in 0u64..20) {
+        use crate::{Problem, Sense};
+        let mut next = xorshift(seed);
+        let (n, m) = (4usize, 4u32);
+        let weights = [1.0, 2.0, -1.0, 0.5];
+        let mut terms = Vec::new();
+        for x in 0..n as u32 {
+            if next(5) > 0 {
+                let costs: Vec<f64> = (0..m).map(|_| next(10) as f64).collect();
+                terms.push((weights[next(4) as usize], Expr::unary(VarId(x), costs)));
+            }
+        }
+        let mut first = None;
+        for _ in 0..1 + next(3) {
+            let a = next(n as u64) as u32;
+            let b = (a + 1 + next(n as u64 - 1) as u32) % n as u32;
+            let table: Vec<f64> = (0..m * m).map(|_| next(10) as f64).collect();
+            terms.push((weights[next(4) as usize], Expr::pair_table(VarId(a), VarId(b), m, table)));
+            first = first.or(Some((a as usize, b as usize)));
+        }
+        let e = Expr::sum(terms);
+        let mut p = Problem::new();
+        for x in 0..n {
+            p.add_var(format!("v{x}"), m);
+        }
+        p.set_objective(if maximize { Sense::Maximize } else { Sense::Minimize }, e);
+        let sign = p.sign();
+        let c = p.compile().expect("valid");
+        let mut st = State::new(&[m; 4], c.cells.clone());
+        for _ in 0..next(6) {
+            let (x, v) = (next(n as u64) as u32, next(u64::from(m)) as u32);
+            if st.size(x) > 1 {
+                let _ = st.remove(x, v, WHY);
+            }
+        }
+        if next(3) == 0 {
+            let x = next(n as u64) as u32;
+            let v = st.values(x).next().expect("a value").0;
+            let _ = st.assign(x, v);
+        }
+        let (base, others) = crate::lagrange::unary_costs(&p, &c, &st).expect("a sum");
+        let vars: Vec<u32> = (0..n as u32).filter(|&x| !base[x as usize].is_empty()).collect();
+        let adj = vars.iter().map(|&x| base[x as usize].clone()).collect();
+        let domains = vars.iter().map(|&x| st.values(x).map(|v| v.0).collect()).collect();
+        let mut lag = crate::lagrange::Lagrange::new(vars, adj, domains, 0.0, others);
+        lag.pair_up(&c, sign);
+        lag.joint_budget = budget;
+        let root = c.root_terms().expect("a sum").to_vec();
+        let others_lb: f64 = lag.alone().map(|t| c.term_lb(root[t].0, root[t].1, &mut st, 0)).sum();
+        let lb = lag.bound(&mut st) + others_lb;
+        // Every assignment in the domains, with its minimized cost.
+        let doms: Vec<Vec<Value>> = (0..n as u32).map(|x| st.values(x).collect()).collect();
+        let mut plans = Vec::new();
+        for a in &doms[0] { for b in &doms[1] { for d in &doms[2] { for f in &doms[3] {
+            let values = [Some(*a), Some(*b), Some(*d), Some(*f)];
+            plans.push((sign * c.eval(&values), [a.0, b.0, d.0, f.0]));
+        }}}}
+        let best = plans.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        prop_assert!(lb <= best + 1e-9, "bound {lb} above the best {best} (budget {budget})");
+        // The first pair term is bounded jointly when both its variables have unary costs.
+        if let Some((a, b)) = first && !base[a].is_empty() && !base[b].is_empty() {
+            prop_assert!(lag.joints() > 0);
+        }
+        let limit = lb + cut as f64;
+        for (x, v) in lag.filter(&mut st, lb, limit) {
+            for (cost, a) in &plans {
+                prop_assert!(a[x as usize] != v || *cost >= limit - 1e-9, "v{x} = {v} removed, yet {a:?} costs {cost} < {limit}");
+            }
+        }
+    }
+}

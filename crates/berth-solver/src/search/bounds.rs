@@ -142,6 +142,7 @@ impl<'p> Engine<'p> {
             }
         }
         if let Some(l) = &mut self.lag {
+            l.pair_up(self.obj, self.sign);
             l.attach(&mut self.st);
         }
         self.lag.is_some()
@@ -175,7 +176,7 @@ impl<'p> Engine<'p> {
             return f64::NEG_INFINITY;
         };
         let mut lb = lag.bound(&mut self.st);
-        for &t in &lag.others {
+        for t in lag.alone() {
             lb += self
                 .obj
                 .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base);
@@ -232,7 +233,8 @@ impl<'p> Engine<'p> {
         if t == f64::INFINITY {
             return Ok(());
         }
-        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64);
+        // The LP bounds the unary terms; the others (pair terms) count their own bounds.
+        let penalty = f64::from_bits(self.st.cell(self.penalty_cell) as u64) + self.others_lb();
         let limit = t - 1e-9 * t.abs().max(1.0) - penalty;
         // A node is pruned at the bound limit, but its values are filtered at the threshold
         // itself: filtering at the limit as well made some trees smaller and others larger
@@ -261,7 +263,6 @@ impl<'p> Engine<'p> {
                 return Ok(());
             }
             self.node_lp = lagrange::unary_costs(self.p, self.obj, &self.st)
-                .filter(|(_, others)| others.is_empty())
                 .and_then(|(base, _)| {
                     crate::lp::Relaxation::new(self.p, &self.st, &self.active, base, &self.cuts)
                 })
@@ -279,6 +280,21 @@ impl<'p> Engine<'p> {
         }
         self.node_duals.push((depth, dual));
         self.drop_values(drop)
+    }
+
+    /// The bounds of the root terms the relaxation leaves out (all that are not unary, a
+    /// node LP reading none of them), summed at this node.
+    fn others_lb(&mut self) -> f64 {
+        let (Some(root), Some(lag)) = (self.obj.root_terms(), &self.lag) else {
+            return 0.0;
+        };
+        lag.others
+            .iter()
+            .map(|&t| {
+                self.obj
+                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
+            })
+            .sum()
     }
 
     /// Removes values a bound ruled out, then propagates.

@@ -374,6 +374,35 @@ fn gen_contended(seed: u64) -> Spec {
     spec
 }
 
+/// `gen_contended` with two to four pair terms, disjoint or sharing a variable (the joint
+/// bound of a pair term with its variables' adjusted costs, and the node LPs beside them).
+fn gen_paired(seed: u64) -> Spec {
+    let mut spec = gen_contended(seed);
+    let mut r = Rng(seed ^ 0xBEEF);
+    let n = spec.sizes.len();
+    if n < 2 {
+        return spec;
+    }
+    spec.pair_costs = (0..2 + r.below(3) as usize)
+        .map(|k| {
+            // Consecutive pairs first (disjoint), then any.
+            let a = if k < n / 2 {
+                2 * k
+            } else {
+                r.below(n as u64) as usize
+            };
+            let b = if k < n / 2 {
+                2 * k + 1
+            } else {
+                (a + 1 + r.below(n as u64 - 1) as usize) % n
+            };
+            let cells = spec.sizes[a] * spec.sizes[b];
+            (a, b, (0..cells).map(|_| r.below(12) as f64).collect())
+        })
+        .collect();
+    spec
+}
+
 /// A hub variable and two blocks of three or four variables, each block a chain of pair
 /// tables that rule out its cheapest values together, the hub tied to each block's first
 /// variable; over them one shared capacity and now and then a count or a zone rule, all
@@ -944,6 +973,24 @@ proptest! {
         let p = build(&spec);
         let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
         let opts = SolveOptions { solutions: k, ..SolveOptions::default() };
+        let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        check_k_best(&spec, &p, &out, &all, k)?;
+    }
+
+    /// Pair terms over contended capacity (the joint pair bounds of the Lagrangian and the
+    /// LP, their reduced-cost filtering, node LPs beside pair terms), one thread or two:
+    /// the optimum and the k best equal brute force.
+    #[test]
+    fn pair_terms_equal_brute_force(seed in any::<u64>(), k in 1usize..3, lp in any::<bool>(), threads in 1usize..3) {
+        let spec = gen_paired(seed);
+        let p = build(&spec);
+        let all = ranked(&spec, brute(&spec, &vec![true; spec.rules.len()], &[]));
+        let opts = SolveOptions {
+            solutions: k,
+            threads,
+            lp_min_values: if lp { Some(0) } else { None },
+            ..SolveOptions::default()
+        };
         let out = p.solve(&opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
         check_k_best(&spec, &p, &out, &all, k)?;
     }
