@@ -16,11 +16,20 @@
 //! so one bound sees pair rules and shared capacity together.
 //!
 //! A pair term of the objective (`cost(a, b)`) whose two variables are in the relaxation and
-//! in no other such pair or group is bounded jointly with their adjusted costs:
-//! `min over (x, y) of adj_a(x) + adj_b(y) + cost(x, y)` in place of the two minima plus the
-//! pair's own bound (each plan pays at least that for the two variables and the term). The
-//! scan goes by increasing adjusted costs and stops at a budget of evaluations, where the
-//! unexplored pairs still cost at least the next `adj_a(x) + min adj_b + min cost`.
+//! in no group is bounded jointly with their adjusted costs: a variable in `k` such pair
+//! terms gives each of them `adj / k` (the shares of a variable add up to its adjusted cost,
+//! so a plan pays at least the sum of its joints' minima and the other variables' own),
+//! and each joint counts `min over (x, y) of s_a adj_a(x) + s_b adj_b(y) + cost(x, y)` in
+//! place of the two minima plus the pair's own bound. Two bounds of that minimum are taken,
+//! the larger counting:
+//! - a scan by increasing adjusted costs, stopped at a budget of evaluations, where the
+//!   unexplored pairs still cost at least the next `s_a adj_a(x) + min s_b adj_b + min cost`;
+//! - the root marginals: for each root value `x` of `a`, `m_a(x) = min over root y of
+//!   s_b adj_b(y) + cost(x, y)` (computed once, with its own budget per `x` cut the same
+//!   way), so at any node the joint costs at least `min over live x of s_a adj_a(x) +
+//!   m_a(x)`, and the same from `b`'s side. Domains only shrink down the tree, so the root's
+//!   minima stay lower bounds; they rise as the search removes the values of one side, and
+//!   give a value its own reduced cost (`s_a adj_a(x) + m_a(x)`) in the filtering.
 //!
 //! Sound for any `λ ≥ 0`: the bound never exceeds the cost of a plan, whatever the
 //! subgradient steps did. The oracle tests check it against brute force.
@@ -35,6 +44,10 @@ const ITERATIONS: usize = 120;
 /// Cost evaluations of one joint pair bound (see the module doc).
 const JOINT_BUDGET: u32 = 4096;
 
+/// Cost evaluations of one side's root marginals of a joint (see the module doc), shared out
+/// evenly over the side's values.
+const MARGINAL_BUDGET: u64 = 1 << 19;
+
 /// A pair term bounded with the adjusted costs of its two variables.
 #[derive(Clone)]
 struct Joint {
@@ -48,6 +61,17 @@ struct Joint {
     cost: crate::expr::PairFn,
     /// The least `w * cost` of any pair.
     floor: f64,
+    /// The shares of `adj_a` and `adj_b` the joint counts: `1 / k` for a variable in `k`
+    /// joints (0 until [`Lagrange::share_out`]).
+    si: f64,
+    sj: f64,
+    /// The root marginals of each side (see the module doc), over the universe of its
+    /// variable (negative infinity off the root domain); empty when not computed.
+    mi: Vec<f64>,
+    mj: Vec<f64>,
+    /// Each side's root values by increasing `s adj + m`.
+    oi: Vec<u32>,
+    oj: Vec<u32>,
 }
 
 /// The relaxation with its multipliers fixed.
@@ -73,10 +97,13 @@ pub(crate) struct Lagrange {
     cells: Option<usize>,
     /// Pair terms bounded jointly (see the module doc).
     joints: Vec<Joint>,
-    /// Per variable (indexed like `vars`): its joint, or `usize::MAX`.
-    joint_of: Vec<usize>,
+    /// Per variable (indexed like `vars`): its joints.
+    joints_of: Vec<Vec<usize>>,
     /// Cost evaluations of one joint bound ([`JOINT_BUDGET`]; tests lower it).
     pub(crate) joint_budget: u32,
+    /// Cost evaluations of one side's root marginals ([`MARGINAL_BUDGET`]; tests lower it
+    /// before [`Lagrange::pair_up`]).
+    pub(crate) marginal_budget: u64,
 }
 
 /// A variable in one capacity: `(offset of the capacity's multipliers, dims, holder of each
@@ -302,9 +329,10 @@ impl Lagrange {
             .collect();
         Lagrange {
             group_of: vec![usize::MAX; vars.len()],
-            joint_of: vec![usize::MAX; vars.len()],
+            joints_of: vec![Vec::new(); vars.len()],
             joints: Vec::new(),
             joint_budget: JOINT_BUDGET,
+            marginal_budget: MARGINAL_BUDGET,
             vars,
             adj,
             order,
@@ -322,7 +350,7 @@ impl Lagrange {
         let mut sums = vec![0.0; self.groups.len()];
         for i in 0..self.vars.len() {
             match self.least(i, st) {
-                Some(_) if self.joint_of[i] != usize::MAX => {}
+                Some(_) if !self.joints_of[i].is_empty() => {}
                 Some(a) => match sums.get_mut(self.group_of[i]) {
                     Some(g) => *g += a,
                     None => lb += a,
@@ -340,7 +368,7 @@ impl Lagrange {
     }
 
     /// Bounds jointly the pair terms among `others` whose two variables the relaxation
-    /// reads and no joint or group has taken (in the order of `others`).
+    /// reads and no group has taken, and computes their shares and root marginals.
     pub(crate) fn pair_up(&mut self, obj: &Compiled, sign: f64) {
         let Some(root) = obj.root_terms() else {
             return;
@@ -351,23 +379,90 @@ impl Lagrange {
             let pair = obj.pair_leaf(node).and_then(|(a, b, cost, lo, hi)| {
                 let i = self.vars.binary_search(&a).ok()?;
                 let j = self.vars.binary_search(&b).ok()?;
-                let free =
-                    |k: usize| self.joint_of[k] == usize::MAX && self.group_of[k] == usize::MAX;
-                (i != j && free(i) && free(j) && w != 0.0).then(|| Joint {
+                let free = |k: usize| self.group_of[k] == usize::MAX;
+                let floor = if w > 0.0 { w * lo } else { w * hi };
+                (i != j && free(i) && free(j) && w != 0.0 && floor.is_finite()).then(|| Joint {
                     term: t,
                     i,
                     j,
                     w,
                     cost: cost.clone(),
-                    floor: if w > 0.0 { w * lo } else { w * hi },
+                    floor,
+                    si: 0.0,
+                    sj: 0.0,
+                    mi: Vec::new(),
+                    mj: Vec::new(),
+                    oi: Vec::new(),
+                    oj: Vec::new(),
                 })
             });
             if let Some(jt) = pair {
-                self.joint_of[jt.i] = self.joints.len();
-                self.joint_of[jt.j] = self.joints.len();
+                self.joints_of[jt.i].push(self.joints.len());
+                self.joints_of[jt.j].push(self.joints.len());
                 self.joints.push(jt);
             }
         }
+        self.share_out();
+    }
+
+    /// Gives each joint its variables' shares (`1 / k` in `k` joints) and, where they
+    /// changed, computes its root marginals again.
+    fn share_out(&mut self) {
+        for k in 0..self.joints.len() {
+            let (i, j) = (self.joints[k].i, self.joints[k].j);
+            let si = 1.0 / self.joints_of[i].len() as f64;
+            let sj = 1.0 / self.joints_of[j].len() as f64;
+            if (self.joints[k].si, self.joints[k].sj) == (si, sj) {
+                continue;
+            }
+            let (mi, oi) = self.marginals(&self.joints[k], si, sj, true);
+            let (mj, oj) = self.marginals(&self.joints[k], sj, si, false);
+            let jt = &mut self.joints[k];
+            (jt.si, jt.sj, jt.mi, jt.oi, jt.mj, jt.oj) = (si, sj, mi, oi, mj, oj);
+        }
+    }
+
+    /// One side's root marginals of `jt` (its `a` side when `first`) with shares `s` (this
+    /// side) and `sp` (the partner's), and the side's root values by increasing `s adj + m`.
+    fn marginals(&self, jt: &Joint, s: f64, sp: f64, first: bool) -> (Vec<f64>, Vec<u32>) {
+        let (me, partner) = if first { (jt.i, jt.j) } else { (jt.j, jt.i) };
+        let (xs, ys) = (&self.order[me], &self.order[partner]);
+        if xs.is_empty() || ys.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let per = (self.marginal_budget / xs.len() as u64).max(1);
+        let (am, ap) = (&self.adj[me], &self.adj[partner]);
+        let mut m = vec![f64::NEG_INFINITY; am.len()];
+        for &x in xs {
+            let mut best = f64::INFINITY;
+            for (evals, &y) in (0u64..).zip(ys) {
+                let by = sp * cost_of(ap, y);
+                if by + jt.floor >= best {
+                    break;
+                }
+                // Past the budget, the pairs left cost at least this `y`'s share and the floor.
+                if evals == per {
+                    best = by + jt.floor;
+                    break;
+                }
+                let (vx, vy) = (crate::Value(x), crate::Value(y));
+                let c = if first {
+                    (jt.cost)(vx, vy)
+                } else {
+                    (jt.cost)(vy, vx)
+                };
+                let total = by + jt.w * c;
+                // A cost outside the term's range (NaN, say) bounds nothing: the floor does.
+                best = best.min(if total.is_nan() { by + jt.floor } else { total });
+            }
+            if let Some(slot) = m.get_mut(x as usize) {
+                *slot = best;
+            }
+        }
+        let key = |x: u32| s * cost_of(am, x) + m.get(x as usize).copied().unwrap_or(0.0);
+        let mut order = xs.clone();
+        order.sort_by(|&x, &y| key(x).total_cmp(&key(y)).then(x.cmp(&y)));
+        (m, order)
     }
 
     /// The terms of `others` bounded on their own (not in a joint).
@@ -401,18 +496,47 @@ impl Lagrange {
         )
     }
 
-    /// `min over live (x, y) of adj_a(x) + adj_b(y) + w * cost(x, y)`, or a lower bound of it
-    /// once `joint_budget` costs are evaluated; infinity when a domain is empty.
+    /// The least `s adj + m` of a live value of one side of `jt` (its `a` side when `first`);
+    /// negative infinity without marginals, infinity when the domain is empty.
+    fn side(&self, jt: &Joint, first: bool, st: &State) -> f64 {
+        let (i, s, m, order) = if first {
+            (jt.i, jt.si, &jt.mi, &jt.oi)
+        } else {
+            (jt.j, jt.sj, &jt.mj, &jt.oj)
+        };
+        if m.is_empty() {
+            return f64::NEG_INFINITY;
+        }
+        let x = self.vars[i];
+        let v = match st.value(x) {
+            Some(v) => Some(v.0),
+            None => order.iter().copied().find(|&v| st.contains(x, v)),
+        };
+        v.map_or(f64::INFINITY, |v| {
+            s * cost_of(&self.adj[i], v) + m.get(v as usize).copied().unwrap_or(0.0)
+        })
+    }
+
+    /// `min over live (x, y) of s_a adj_a(x) + s_b adj_b(y) + w * cost(x, y)`, or a lower
+    /// bound of it: the larger of the root marginals' and the scan's once `joint_budget`
+    /// costs are evaluated; infinity when a domain is empty.
     fn joint_min(&self, jt: &Joint, st: &State) -> f64 {
+        let side = self.side(jt, true, st).max(self.side(jt, false, st));
+        if side == f64::INFINITY {
+            return side;
+        }
         let (ai, bj) = (&self.adj[jt.i], &self.adj[jt.j]);
-        let ys: Vec<(f64, u32)> = self.live(jt.j, st).map(|y| (cost_of(bj, y), y)).collect();
+        let ys: Vec<(f64, u32)> = self
+            .live(jt.j, st)
+            .map(|y| (jt.sj * cost_of(bj, y), y))
+            .collect();
         let Some(&(mb, _)) = ys.first() else {
             return f64::INFINITY;
         };
         let mut best = f64::INFINITY;
         let mut evals = 0;
         for x in self.live(jt.i, st) {
-            let ax = cost_of(ai, x);
+            let ax = jt.si * cost_of(ai, x);
             if ax + mb + jt.floor >= best {
                 break;
             }
@@ -421,11 +545,15 @@ impl Lagrange {
                     break;
                 }
                 if evals == self.joint_budget {
-                    return best.min(ax + mb + jt.floor);
+                    return best.min(ax + mb + jt.floor).max(side);
                 }
                 evals += 1;
                 let c = (jt.cost)(crate::Value(x), crate::Value(y));
                 best = best.min(ax + by + jt.w * c);
+                // The marginals already bound the minimum from below: it is found.
+                if best <= side {
+                    return best;
+                }
             }
         }
         best
@@ -456,6 +584,7 @@ impl Lagrange {
             for &i in &idx {
                 self.unpair(i);
             }
+            self.share_out();
             // Variables without a term in the relaxation add nothing to the group's sum.
             if idx.is_empty() || opt.is_nan() || opt == f64::NEG_INFINITY {
                 continue;
@@ -468,17 +597,17 @@ impl Lagrange {
         }
     }
 
-    /// Dissolves the joint of `vars[i]`, if any: its term is bounded alone again.
+    /// Dissolves the joints of `vars[i]`, if any: their terms are bounded alone again (the
+    /// partners' shares are given out again by [`Lagrange::share_out`]).
     fn unpair(&mut self, i: usize) {
-        let k = self.joint_of[i];
-        if k == usize::MAX {
+        if self.joints_of[i].is_empty() {
             return;
         }
-        self.joints.remove(k);
-        self.joint_of.fill(usize::MAX);
+        self.joints.retain(|jt| jt.i != i && jt.j != i);
+        self.joints_of.iter_mut().for_each(Vec::clear);
         for (k, jt) in self.joints.iter().enumerate() {
-            self.joint_of[jt.i] = k;
-            self.joint_of[jt.j] = k;
+            self.joints_of[jt.i].push(k);
+            self.joints_of[jt.j].push(k);
         }
     }
 
@@ -548,25 +677,28 @@ impl Lagrange {
             let Some(m) = least[i] else {
                 continue;
             };
-            // The total with x's least cost taken out, and what a value `a` puts back; in a
-            // joint, its bound out and the partner's least cost and the least pair cost in.
-            let (rest, opt, sum) = match (
-                self.groups.get(self.group_of[i]),
-                self.joints.get(self.joint_of[i]),
-            ) {
-                (Some((_, opt)), _) => {
+            // The total with x's least cost taken out, and what a value `a` puts back; in
+            // joints, their bounds out and in each the partner's share of its least cost and
+            // the least pair cost.
+            let js = &self.joints_of[i];
+            // A joint counts its share of the value's adjusted cost; the shares add up to 1.
+            let scale = if self.group_of[i] == usize::MAX && !js.is_empty() {
+                js.iter().map(|&k| self.share(k, i)).sum()
+            } else {
+                1.0
+            };
+            let (rest, opt, sum) = match self.groups.get(self.group_of[i]) {
+                Some((_, opt)) => {
                     let sum = sums[self.group_of[i]];
                     (total - sum.max(*opt), *opt, sum - m)
                 }
-                (None, Some(jt)) => {
-                    let partner = if jt.i == i { jt.j } else { jt.i };
-                    let Some(mp) = least[partner] else {
+                None if !js.is_empty() => {
+                    let Some(rest) = self.joints_out(i, total, &joint, &least) else {
                         continue;
                     };
-                    let rest = total - joint[self.joint_of[i]] + mp + jt.floor;
                     (rest, f64::NEG_INFINITY, 0.0)
                 }
-                (None, None) => (total - m, f64::NEG_INFINITY, 0.0),
+                None => (total - m, f64::NEG_INFINITY, 0.0),
             };
             let (front, back) = self.skips(i, st);
             let order = &self.order[i];
@@ -575,7 +707,7 @@ impl Lagrange {
             let mut keep = front;
             for k in (front..end).rev() {
                 let v = order[k];
-                let a = self.adj[i][v as usize];
+                let a = scale * self.adj[i][v as usize];
                 if rest + (sum + a).max(opt) < limit {
                     keep = k + 1;
                     break;
@@ -589,8 +721,69 @@ impl Lagrange {
             {
                 st.set_cell(c + 2 * i + 1, (order.len() - keep) as i64);
             }
+            // In joints with marginals, each value left its own reduced cost.
+            if js.iter().any(|&k| !self.marginal(k, i).is_empty()) {
+                let out_all: f64 = total - js.iter().map(|&k| joint[k]).sum::<f64>();
+                for &v in &order[front..keep] {
+                    if !st.contains(x, v) {
+                        continue;
+                    }
+                    let a = cost_of(&self.adj[i], v);
+                    let mut lb = out_all;
+                    for &k in js {
+                        let jt = &self.joints[k];
+                        let (p, sp) = if jt.i == i {
+                            (jt.j, jt.sj)
+                        } else {
+                            (jt.i, jt.si)
+                        };
+                        let mp = least[p].unwrap_or(f64::INFINITY);
+                        let m = self.marginal(k, i).get(v as usize).copied();
+                        let m = m.unwrap_or(f64::NEG_INFINITY);
+                        lb += self.share(k, i) * a + (sp * mp + jt.floor).max(m);
+                    }
+                    if lb >= limit {
+                        out.push((x, v));
+                    }
+                }
+            }
         }
         out
+    }
+
+    /// The share of `vars[i]`'s adjusted cost joint `k` counts.
+    fn share(&self, k: usize, i: usize) -> f64 {
+        let jt = &self.joints[k];
+        if jt.i == i { jt.si } else { jt.sj }
+    }
+
+    /// The marginals of joint `k` on the side of `vars[i]`.
+    fn marginal(&self, k: usize, i: usize) -> &[f64] {
+        let jt = &self.joints[k];
+        if jt.i == i { &jt.mi } else { &jt.mj }
+    }
+
+    /// `total` with the joints of `vars[i]` (bounds `joint`) taken out and, for each, its
+    /// partner's share of its least cost (`least`) and the least pair cost put in; `None`
+    /// when a partner's domain is empty.
+    fn joints_out(
+        &self,
+        i: usize,
+        total: f64,
+        joint: &[f64],
+        least: &[Option<f64>],
+    ) -> Option<f64> {
+        let mut rest = total;
+        for &k in &self.joints_of[i] {
+            let jt = &self.joints[k];
+            let (p, sp) = if jt.i == i {
+                (jt.j, jt.sj)
+            } else {
+                (jt.i, jt.si)
+            };
+            rest += sp * least[p]? + jt.floor - joint[k];
+        }
+        Some(rest)
     }
 
     /// How much `x`'s least adjusted cost left would rise if its cheapest value went: the

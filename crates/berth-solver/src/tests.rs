@@ -906,4 +906,83 @@ proptest! {
             }
         }
     }
+
+    /// Variables in several pair terms (a star on `v0` and a chain, up to five terms on four
+    /// variables, each variable's adjusted cost shared out between its joints), with root
+    /// marginals cut at any budget and removals and an assignment after them (the search
+    /// below the root): every pair term is bounded jointly, the bound never exceeds the cost
+    /// of an assignment, and the values the filter removes belong to none cheaper than the
+    /// limit.
+    #[test]
+    fn shared_joint_pair_bounds_are_admissible(seed in any::<u64>(), budget in 0u32..6, marginal in 0u64..12, maximize in any::<bool>(), cut in 0u64..20) {
+        use crate::{Problem, Sense};
+        let mut next = xorshift(seed);
+        let (n, m) = (4usize, 4u32);
+        let weights = [1.0, 2.0, -1.0, 0.5];
+        let mut terms = Vec::new();
+        for x in 0..n as u32 {
+            let costs: Vec<f64> = (0..m).map(|_| next(10) as f64).collect();
+            terms.push((weights[next(4) as usize], Expr::unary(VarId(x), costs)));
+        }
+        let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (2, 3)];
+        let count = 2 + next(4) as usize;
+        for &(a, b) in &pairs[..count] {
+            let table: Vec<f64> = (0..m * m).map(|_| next(10) as f64).collect();
+            terms.push((weights[next(4) as usize], Expr::pair_table(VarId(a), VarId(b), m, table)));
+        }
+        let e = Expr::sum(terms);
+        let mut p = Problem::new();
+        for x in 0..n {
+            p.add_var(format!("v{x}"), m);
+        }
+        p.set_objective(if maximize { Sense::Maximize } else { Sense::Minimize }, e);
+        let sign = p.sign();
+        let c = p.compile().expect("valid");
+        let mut st = State::new(&[m; 4], c.cells.clone());
+        // Root removals, seen by the marginals.
+        for _ in 0..next(4) {
+            let (x, v) = (next(n as u64) as u32, next(u64::from(m)) as u32);
+            if st.size(x) > 1 {
+                let _ = st.remove(x, v, WHY);
+            }
+        }
+        let (base, others) = crate::lagrange::unary_costs(&p, &c, &st).expect("a sum");
+        let vars: Vec<u32> = (0..n as u32).collect();
+        let adj = vars.iter().map(|&x| base[x as usize].clone()).collect();
+        let domains = vars.iter().map(|&x| st.values(x).map(|v| v.0).collect()).collect();
+        let mut lag = crate::lagrange::Lagrange::new(vars, adj, domains, 0.0, others);
+        lag.marginal_budget = marginal;
+        lag.pair_up(&c, sign);
+        lag.joint_budget = budget;
+        prop_assert_eq!(lag.joints(), count);
+        // Below the root: more removals, now and then an assignment.
+        for _ in 0..next(4) {
+            let (x, v) = (next(n as u64) as u32, next(u64::from(m)) as u32);
+            if st.size(x) > 1 {
+                let _ = st.remove(x, v, WHY);
+            }
+        }
+        if next(2) == 0 {
+            let x = next(n as u64) as u32;
+            let v = st.values(x).next().expect("a value").0;
+            let _ = st.assign(x, v);
+        }
+        let root = c.root_terms().expect("a sum").to_vec();
+        let others_lb: f64 = lag.alone().map(|t| c.term_lb(root[t].0, root[t].1, &mut st, 0)).sum();
+        let lb = lag.bound(&mut st) + others_lb;
+        let doms: Vec<Vec<Value>> = (0..n as u32).map(|x| st.values(x).collect()).collect();
+        let mut plans = Vec::new();
+        for a in &doms[0] { for b in &doms[1] { for d in &doms[2] { for f in &doms[3] {
+            let values = [Some(*a), Some(*b), Some(*d), Some(*f)];
+            plans.push((sign * c.eval(&values), [a.0, b.0, d.0, f.0]));
+        }}}}
+        let best = plans.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        prop_assert!(lb <= best + 1e-9, "bound {lb} above the best {best} (budgets {budget}, {marginal})");
+        let limit = lb + cut as f64;
+        for (x, v) in lag.filter(&mut st, lb, limit) {
+            for (cost, a) in &plans {
+                prop_assert!(a[x as usize] != v || *cost >= limit - 1e-9, "v{x} = {v} removed, yet {a:?} costs {cost} < {limit}");
+            }
+        }
+    }
 }
