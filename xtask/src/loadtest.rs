@@ -26,6 +26,8 @@ struct Flags {
     daemons: Option<usize>,
     seconds: Option<f64>,
     clients: Option<usize>,
+    /// Cargo profile of the binaries (`release`; `profiling` adds symbols for perf).
+    profile: String,
     rest: Vec<String>,
 }
 
@@ -36,6 +38,7 @@ fn parse(args: &[String]) -> Result<Flags> {
         daemons: None,
         seconds: None,
         clients: None,
+        profile: "release".to_owned(),
         rest: Vec::new(),
     };
     let mut it = args.iter();
@@ -47,6 +50,7 @@ fn parse(args: &[String]) -> Result<Flags> {
         };
         match a.as_str() {
             "--sweep" => f.sweep = true,
+            "--profile" => f.profile = value("--profile")?,
             "--store" => f.store = Some(value("--store")?),
             "--daemons" => {
                 let v = value("--daemons")?;
@@ -70,13 +74,13 @@ pub fn loadtest(args: &[String]) -> Result<()> {
     let f = parse(args)?;
     // Both binaries: cluster runs and `--overload` start real `berthd` processes.
     let mut b = cargo();
-    b.args(["build", "--release", "-p", "berthd", "--bins"]);
-    run("cargo build --release -p berthd", b)?;
+    b.args(["build", "--profile", &f.profile, "-p", "berthd", "--bins"]);
+    run(&format!("cargo build --profile {} -p berthd", f.profile), b)?;
     if f.sweep {
         return sweep(&f);
     }
     if f.daemons.is_none() && f.store.is_none() {
-        let mut l = loadtest_cmd();
+        let mut l = loadtest_cmd(&f.profile);
         if let Some(c) = f.clients {
             l.args(["--clients", &c.to_string()]);
         } else if f.rest.is_empty() {
@@ -101,6 +105,7 @@ pub fn loadtest(args: &[String]) -> Result<()> {
         f.clients.unwrap_or(32),
         f.seconds.unwrap_or(10.0),
         &f.rest,
+        &f.profile,
     )?;
     println!("{}", table(std::slice::from_ref(&r)));
     if let Some(f) = r.get("failover") {
@@ -141,11 +146,12 @@ fn failover(f: &Value) -> String {
     out
 }
 
-fn loadtest_cmd() -> Command {
+fn loadtest_cmd(profile: &str) -> Command {
     let mut l = cargo();
     l.args([
         "run",
-        "--release",
+        "--profile",
+        profile,
         "--quiet",
         "-p",
         "berthd",
@@ -164,8 +170,9 @@ fn cluster_run(
     clients: usize,
     seconds: f64,
     extra: &[String],
+    profile: &str,
 ) -> Result<Value> {
-    let mut l = loadtest_cmd();
+    let mut l = loadtest_cmd(profile);
     l.args(["--daemons", &daemons.to_string()])
         .args(["--clients", &clients.to_string()])
         .args(["--seconds", &seconds.to_string()])
@@ -286,6 +293,7 @@ fn sweep(f: &Flags) -> Result<()> {
         clients,
         seconds,
         &sqlite_extra,
+        &f.profile,
     )?);
     let pg = Postgres::get()?;
     for (key, n, p) in SWEEP {
@@ -304,6 +312,7 @@ fn sweep(f: &Flags) -> Result<()> {
             clients,
             seconds,
             &extra,
+            &f.profile,
         )?);
     }
     drop(pg);

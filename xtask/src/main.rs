@@ -43,7 +43,8 @@ commands:
           [--cluster (lease + forwarding)]:
           N berthd processes on one database (PostgreSQL: BERTH_LOADTEST_PG_URL or a throwaway
           cluster), reservations/s, plans/s, p50/p99, errors; --sweep: N in 1,2,4 with P = N and
-          P = 8 plus single-daemon SQLite, writes docs/scaling.csv and docs/scaling.svg
+          P = 8 plus single-daemon SQLite, writes docs/scaling.csv and docs/scaling.svg;
+          --profile NAME builds and runs that cargo profile (default release; profiling for perf)
   fuzz    [--seconds N] [TARGET...]  run the cargo-fuzz targets (default: all, 60 s each), corpora
           seeded from examples/; needs `cargo install cargo-fuzz`
   completions  [--out DIR]  shell completions (bash, zsh, fish, powershell) and man pages of

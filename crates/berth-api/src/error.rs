@@ -424,7 +424,7 @@ pub(crate) async fn error_shape(req: Request, next: Next) -> Response {
 /// with the field path and line:column of the problem. Unknown fields are named back
 /// ([`crate::fields`]): near misses (and, in Berth's own dialect, every unknown field) are a
 /// 400 naming each of them; others are ignored with a warning in the answer and the log.
-pub fn parse_body<T: serde::de::DeserializeOwned + utoipa::ToSchema>(
+pub fn parse_body<T: serde::de::DeserializeOwned + utoipa::ToSchema + 'static>(
     bytes: &[u8],
     dialect: Dialect,
 ) -> Result<T, ApiError> {

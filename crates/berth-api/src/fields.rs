@@ -5,8 +5,10 @@
 //! clients send extras), ignored with a warning in the answer (`warnings`) and a log line.
 //! The known fields come from the body's OpenAPI schema, so they cannot drift from the type.
 
+use std::any::TypeId;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock, RwLock};
 
 use serde_json::Value;
 
@@ -55,10 +57,24 @@ impl Unknown {
 }
 
 /// Every unknown field of `body` against the schema of type `T`, in document order.
-pub fn unknown_fields<T: utoipa::ToSchema>(body: &Value) -> Vec<Unknown> {
+pub fn unknown_fields<T: utoipa::ToSchema + 'static>(body: &Value) -> Vec<Unknown> {
+    let (schema, doc) = &*schema_of::<T>();
+    let mut out = Vec::new();
+    doc.walk(body, schema, &T::name(), "", &mut out, 0);
+    out
+}
+
+/// `T`'s schema and the schemas it refers to (for `$ref`s of nested bodies: `T`'s own, not
+/// the whole document's, so that this check needs nothing of the routes), as JSON, built once
+/// per type: every write checks its body against them.
+fn schema_of<T: utoipa::ToSchema + 'static>() -> Arc<(Value, Components)> {
+    type Cache = RwLock<HashMap<TypeId, Arc<(Value, Components)>>>;
+    static CACHE: LazyLock<Cache> = LazyLock::new(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(hit) = CACHE.read().ok().and_then(|c| c.get(&id).cloned()) {
+        return hit;
+    }
     let schema = serde_json::to_value(T::schema()).unwrap_or(Value::Null);
-    // The schemas `T` refers to, for `$ref`s of nested bodies: `T`'s own, not the whole
-    // document's, so that this check needs nothing of the routes.
     let mut refs = Vec::new();
     T::schemas(&mut refs);
     let doc = Components(
@@ -66,9 +82,11 @@ pub fn unknown_fields<T: utoipa::ToSchema>(body: &Value) -> Vec<Unknown> {
             .filter_map(|(n, s)| Some((n, serde_json::to_value(s).ok()?)))
             .collect(),
     );
-    let mut out = Vec::new();
-    doc.walk(body, &schema, &T::name(), "", &mut out, 0);
-    out
+    let built = Arc::new((schema, doc));
+    if let Ok(mut c) = CACHE.write() {
+        c.entry(id).or_insert_with(|| Arc::clone(&built));
+    }
+    built
 }
 
 /// Component schemas by name.

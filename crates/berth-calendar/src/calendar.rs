@@ -316,6 +316,30 @@ impl Calendar {
         Ok(self.apply(Command::Advance, now)?.events)
     }
 
+    /// Runs `f` on the calendar as [`Calendar::advance`] to `now` would leave it, without
+    /// advancing, when that advance would move nothing but the clock: no timer due by `now`,
+    /// no threshold subscription, `now` not before the clock. The calendar is as before
+    /// afterwards, so a replica kept at its log's state can answer reads at the present and
+    /// still apply the log's next entries, stamped before that present. Otherwise `f` comes
+    /// back uncalled (advance a copy, or the calendar itself, instead).
+    pub fn peek_at<R, F: FnOnce(&Calendar) -> R>(
+        &mut self,
+        now: DateTime<Utc>,
+        f: F,
+    ) -> Result<R, F> {
+        let at = tick(now);
+        let quiet = self.clock.is_none_or(|c| c <= at)
+            && self.subs.is_empty()
+            && self.timers.first().is_none_or(|t| t.0 > at);
+        if !quiet {
+            return Err(f);
+        }
+        let clock = self.clock.replace(at);
+        let r = f(self);
+        self.clock = clock;
+        Ok(r)
+    }
+
     /// Adds a threshold subscription.
     pub fn subscribe(
         &mut self,

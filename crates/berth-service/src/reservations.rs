@@ -161,6 +161,10 @@ pub struct WriterStats {
     pub requests: u64,
     /// Snapshots written.
     pub snapshots: u64,
+    /// Calendars rebuilt from the store (snapshot and log tail): at open, after a failed or
+    /// lost commit, and where the log's next entries did not apply (a calendar advanced past
+    /// them).
+    pub rebuilds: u64,
 }
 
 /// What the writer task and the request paths share.
@@ -177,6 +181,7 @@ struct Core {
     commits: AtomicU64,
     requests: AtomicU64,
     snapshots: AtomicU64,
+    rebuilds: AtomicU64,
     /// Change notices for live views.
     changes: broadcast::Sender<Change>,
 }
@@ -642,6 +647,7 @@ impl ReservationService {
             s.commits += part.core.commits.load(Ordering::Relaxed);
             s.requests += part.core.requests.load(Ordering::Relaxed);
             s.snapshots += part.core.snapshots.load(Ordering::Relaxed);
+            s.rebuilds += part.core.rebuilds.load(Ordering::Relaxed);
         }
         s
     }

@@ -135,12 +135,15 @@ macro_rules! sql_store {
                         })?;
                         let expected = signed("expected sequence", a.expected_seq)?;
                         let new_head_db = signed("sequence number", new_head)?;
-                        sqlx::query(q::INSERT_STREAM)
-                            .bind(a.stream)
-                            .bind(SV)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(E::db("create stream"))?;
+                        // A head above 0 is a row already there: one round trip less per commit.
+                        if a.expected_seq == 0 {
+                            sqlx::query(q::INSERT_STREAM)
+                                .bind(a.stream)
+                                .bind(SV)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(E::db("create stream"))?;
+                        }
                         let moved = sqlx::query(q::CAS_STREAM)
                             .bind(a.stream)
                             .bind(expected)

@@ -16,7 +16,7 @@ use crate::ui::PlaceBody;
 
 /// What parsing `body` as `T` in `dialect` gave: the refusal's message and diagnostics'
 /// paths, or the warnings kept for the answer.
-fn parse<T: serde::de::DeserializeOwned + utoipa::ToSchema>(
+fn parse<T: serde::de::DeserializeOwned + utoipa::ToSchema + 'static>(
     body: &Value,
     dialect: Dialect,
 ) -> Result<Vec<String>, (String, Vec<String>)> {

@@ -63,6 +63,59 @@ proptest! {
     }
 }
 
+/// `peek_at(now)` shows what `advance(now)` would leave, whenever it answers, and changes
+/// nothing: the calendar afterwards writes the same snapshot as before.
+fn peek_check(mut cal: Calendar, minutes: i64) -> Result<bool, TestCaseError> {
+    let now = cal.clock().unwrap_or_else(t0) + chrono::TimeDelta::minutes(minutes);
+    let before = cal.snapshot();
+    let seen = cal.peek_at(now, |c| (c.state(), c.snapshot(), c.clock()));
+    prop_assert_eq!(cal.snapshot(), before);
+    let Ok((state, snap, clock)) = seen else {
+        return Ok(false);
+    };
+    let mut advanced = cal.clone();
+    let events = advanced
+        .advance(now)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert!(events.is_empty(), "a quiet advance raised {:?}", events);
+    prop_assert_eq!(clock, advanced.clock());
+    prop_assert_eq!(state, advanced.state());
+    prop_assert_eq!(snap, advanced.snapshot());
+    Ok(true)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn peek_at_equals_a_quiet_advance(
+        policy in policy(),
+        ops in prop::collection::vec(op(), 1..40),
+        minutes in 0i64..600,
+    ) {
+        let (_, cal) = run(policy, ops)?;
+        peek_check(cal, minutes)?;
+    }
+}
+
+#[test]
+fn peek_at_answers_between_timers_and_refuses_past_one() {
+    let mut cal = promise_calendar(Policy::default());
+    cal.create_reservation(
+        ReservationRequest::new("zone-1", Amounts::new().with("cores", 4)).ending(h(10)),
+        t0(),
+    )
+    .unwrap();
+    let free_now = |c: &Calendar| c.clock();
+    assert_eq!(cal.peek_at(h(1), free_now).ok(), Some(Some(h(1))));
+    assert_eq!(cal.clock(), Some(t0()));
+    // The reservation's end is due by h(10): only a real advance may fire it.
+    assert!(cal.peek_at(h(10), free_now).is_err());
+    // Before the clock nothing can be shown.
+    cal.advance(h(2)).unwrap();
+    assert!(cal.peek_at(h(1), free_now).is_err());
+}
+
 #[test]
 fn snapshot_json_names_its_format_first() {
     let cal = promise_calendar(Policy::default());

@@ -23,6 +23,8 @@ impl Core {
     /// Rebuilds the calendar from the store (newest usable snapshot + tail, else the whole
     /// log) and reloads the webhooks.
     pub(super) async fn rebuild(&self, inner: &mut Inner) -> Result<(), ServiceError> {
+        metrics::counter!("berth_calendar_rebuilds_total").increment(1);
+        self.rebuilds.fetch_add(1, Ordering::Relaxed);
         let (cal, seq, snapshot_seq) = self.load().await?;
         inner.cal = cal;
         inner.seq = seq;

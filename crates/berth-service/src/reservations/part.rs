@@ -59,6 +59,7 @@ impl Part {
             commits: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             snapshots: AtomicU64::new(0),
+            rebuilds: AtomicU64::new(0),
             changes,
         });
         {
@@ -135,6 +136,23 @@ impl Part {
         let before = inner.seq;
         self.core.catch_up(&mut inner).await?;
         let now = self.core.now(&inner);
+        let f = if self.writes_here() {
+            f
+        } else {
+            // A replica stays at its log's state: advanced in place, the holder's next entries
+            // (stamped before this `now`) would not apply and force a rebuild from the store.
+            match inner.cal.peek_at(now, f) {
+                Ok(r) => {
+                    let seq = inner.seq;
+                    drop(inner);
+                    if seq != before {
+                        self.core.announce(Change::Calendar { seq });
+                    }
+                    return Ok(r);
+                }
+                Err(f) => f,
+            }
+        };
         let events = inner.cal.advance(now)?;
         if !events.is_empty() {
             inner.advanced = true;

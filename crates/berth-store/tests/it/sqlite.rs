@@ -383,7 +383,7 @@ async fn a_read_only_database_refuses_writes_as_such_and_still_reads() {
     );
     assert_eq!(
         e.to_string(),
-        "the store refuses writes during create stream: the database is read-only; make its file system or server writable to resume writes"
+        "the store refuses writes during advance stream: the database is read-only; make its file system or server writable to resume writes"
     );
     // The refusal left no broken connection behind: reads go on, and so do more refusals.
     assert_eq!(store.head("cal").await.unwrap(), 1);

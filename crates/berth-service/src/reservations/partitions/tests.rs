@@ -373,6 +373,52 @@ async fn a_spanning_batch_through_a_non_holder_is_fenced_by_the_holders_tokens()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_follows_the_holder_without_rebuilding() {
+    for (label, store) in stores("replica").await {
+        // The replica's clock runs ahead: each of its reads is later than the holder's next
+        // commit, which must still apply to its copy in order.
+        let c1 = ManualClock::new(t0());
+        let c2 = ManualClock::new(t0() + chrono::TimeDelta::seconds(90));
+        let n1 = open(&store, &c1, Some(PartitionKey::Zone), Some("n1"))
+            .await
+            .unwrap();
+        let n2 = open(&store, &c2, Some(PartitionKey::Zone), Some("n2"))
+            .await
+            .unwrap();
+        n1.command(grow("a", "os", 100), None).await.unwrap();
+        assert!(ids(&n2, false).await.is_empty(), "{label}");
+        let opened = n2.writer_stats().rebuilds;
+        let mut want = Vec::new();
+        for round in 0..5 {
+            later(&c1, 60);
+            later(&c2, 60);
+            let r = n1.command(reserve("a", 1), None).await.unwrap();
+            want.push(created(&r));
+            assert_eq!(ids(&n2, false).await, want, "{label}: round {round}");
+            let clock = n2.read_all(|_, c| c.clock()).await.unwrap();
+            assert_eq!(
+                clock,
+                [Some(c2.now())],
+                "{label}: reads see the replica's present"
+            );
+        }
+        assert_eq!(
+            n2.writer_stats().rebuilds,
+            opened,
+            "{label}: caught up in order"
+        );
+        // A due timer (the reservations start at t0 + 1 h) is a real advance; the copy is
+        // then rebuilt once when the holder's older entries arrive, and stays right.
+        later(&c1, 3600);
+        later(&c2, 3600);
+        assert_eq!(ids(&n2, false).await, want, "{label}");
+        n1.command(grow("a", "os", 1), None).await.unwrap();
+        assert_eq!(ids(&n2, false).await, want, "{label}");
+        assert_eq!(n2.writer_stats().rebuilds, opened + 1, "{label}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_written_with_another_layout_is_refused() {
     let mut all = stores("layout").await.into_iter();
     let mut second = stores("layout2").await.into_iter();
