@@ -292,7 +292,15 @@ pub async fn run(opts: &LoadOptions) -> Result<Report> {
                     continue;
                 };
                 accept.push(t0.elapsed().as_secs_f64() * 1e3);
-                if wait_final(&t, &id, Duration::from_millis(5), Duration::from_secs(300)).await {
+                if wait_final(
+                    std::slice::from_ref(&t),
+                    0,
+                    &id,
+                    Duration::from_millis(5),
+                    Duration::from_secs(300),
+                )
+                .await
+                {
                     e2e.push(t0.elapsed().as_secs_f64() * 1e3);
                 } else {
                     errors += 1;
@@ -349,18 +357,34 @@ async fn wait_ready(t: &Target) -> Result<()> {
     bail!("the daemon at {} did not become ready", t.base)
 }
 
-/// Polls a plan every `poll` until it is final or `limit` passed; whether it is `done`.
-async fn wait_final(t: &Target, id: &str, poll: Duration, limit: Duration) -> bool {
+/// Polls plan `id` every `poll` until it is final or `limit` passed; whether it is `done`. It
+/// asks `targets[first]`, and the next daemon whenever one refuses the connection (killed):
+/// every daemon reads the shared plans.
+async fn wait_final(
+    targets: &[Target],
+    first: usize,
+    id: &str,
+    poll: Duration,
+    limit: Duration,
+) -> bool {
     let started = Instant::now();
+    let mut i = first;
     while started.elapsed() < limit {
-        if let Ok(r) = t.get(&format!("/v1/plans/{id}")).send().await
-            && let Ok(v) = r.json::<Value>().await
-        {
-            match v["plans"][0]["status"].as_str() {
-                Some("done") => return true,
-                Some("not found" | "error") => return false,
-                _ => {}
+        match targets[i].get(&format!("/v1/plans/{id}")).send().await {
+            Ok(r) => {
+                if let Ok(v) = r.json::<Value>().await {
+                    match v["plans"][0]["status"].as_str() {
+                        Some("done") => return true,
+                        Some("not found" | "error") => return false,
+                        _ => {}
+                    }
+                }
             }
+            Err(e) if e.is_connect() => {
+                i = (i + 1) % targets.len();
+                continue;
+            }
+            Err(_) => {}
         }
         tokio::time::sleep(poll).await;
     }

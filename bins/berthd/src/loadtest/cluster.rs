@@ -527,13 +527,18 @@ struct Map {
 impl Map {
     /// The daemon to send a write with `body` to: its holder by the map, else `fallback`.
     fn pick<'a>(&self, targets: &'a [Target], body: &Value, fallback: usize) -> &'a Target {
+        &targets[self.pick_index(targets, body, fallback)]
+    }
+
+    /// [`Map::pick`] as an index into `targets`.
+    fn pick_index(&self, targets: &[Target], body: &Value, fallback: usize) -> usize {
         let url = self
             .view
             .read()
             .ok()
             .and_then(|v| v.as_ref().and_then(|m| m.route(body).map(str::to_owned)));
-        url.and_then(|u| targets.iter().find(|t| t.base == u))
-            .unwrap_or(&targets[fallback % targets.len()])
+        url.and_then(|u| targets.iter().position(|t| t.base == u))
+            .unwrap_or(fallback % targets.len())
     }
 
     /// Notes an answer: one relayed by a non-holder, or a 503, makes the map stale.
@@ -583,8 +588,18 @@ async fn client_loop(
         let t0 = Instant::now();
         if opts.plan_every > 0 && k.is_multiple_of(opts.plan_every) {
             let body = json!({"name": "load", "template": TEMPLATE, "timeout": 60});
-            let t = map.pick(targets, &body, k);
-            let id = match t.post("/v1/plans", &body).send().await {
+            let mut i = map.pick_index(targets, &body, k);
+            // A daemon that refuses the connection never saw the request: the next one takes
+            // the plan (every daemon serves the shared queue).
+            let mut sent = targets[i].post("/v1/plans", &body).send().await;
+            for _ in 1..targets.len() {
+                if !matches!(&sent, Err(e) if e.is_connect()) {
+                    break;
+                }
+                i = (i + 1) % targets.len();
+                sent = targets[i].post("/v1/plans", &body).send().await;
+            }
+            let id = match sent {
                 Ok(r) if r.status().as_u16() == 201 => {
                     map.saw(&r);
                     r.json::<Value>()
@@ -600,8 +615,14 @@ async fn client_loop(
             };
             match id {
                 Some(id)
-                    if wait_final(t, &id, Duration::from_millis(10), Duration::from_secs(120))
-                        .await =>
+                    if wait_final(
+                        targets,
+                        i,
+                        &id,
+                        Duration::from_millis(10),
+                        Duration::from_secs(120),
+                    )
+                    .await =>
                 {
                     out.plans.push(t0.elapsed().as_secs_f64() * 1e3);
                 }
