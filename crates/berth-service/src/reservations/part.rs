@@ -136,29 +136,25 @@ impl Part {
         let before = inner.seq;
         self.core.catch_up(&mut inner).await?;
         let now = self.core.now(&inner);
-        let f = if self.writes_here() {
-            f
+        let holder = self.writes_here();
+        // A replica stays at its log's state: advanced in place, the holder's next entries
+        // (stamped before this `now`) would not apply and force a rebuild from the store.
+        let peeked = if holder {
+            Err(f)
         } else {
-            // A replica stays at its log's state: advanced in place, the holder's next entries
-            // (stamped before this `now`) would not apply and force a rebuild from the store.
-            match inner.cal.peek_at(now, f) {
-                Ok(r) => {
-                    let seq = inner.seq;
-                    drop(inner);
-                    if seq != before {
-                        self.core.announce(Change::Calendar { seq });
-                    }
-                    return Ok(r);
+            inner.cal.peek_at(now, f)
+        };
+        let (r, events) = match peeked {
+            Ok(r) => (r, Vec::new()),
+            Err(f) => {
+                let events = inner.cal.advance(now)?;
+                if !events.is_empty() {
+                    inner.advanced = true;
                 }
-                Err(f) => f,
+                (f(&inner.cal), events)
             }
         };
-        let events = inner.cal.advance(now)?;
-        if !events.is_empty() {
-            inner.advanced = true;
-        }
         let notes = inner.notifications(&events);
-        let r = f(&inner.cal);
         let seq = inner.seq;
         drop(inner);
         if seq != before || !events.is_empty() {
@@ -166,7 +162,7 @@ impl Part {
         }
         // In a cluster every daemon's timer sees the same events; the lease holder alone
         // delivers their webhooks, so each goes out once.
-        if self.writes_here() {
+        if holder {
             self.core.notifier.send_all(notes);
         }
         Ok(r)
