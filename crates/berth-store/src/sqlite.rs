@@ -45,6 +45,7 @@ impl SqliteStore {
             SqlitePoolOptions::new()
                 .max_connections(1)
                 .min_connections(1)
+                .test_before_acquire(false)
                 .idle_timeout(None)
                 .max_lifetime(None)
         } else {
@@ -71,6 +72,9 @@ impl SqliteStore {
                 .synchronous(SqliteSynchronous::Full);
             SqlitePoolOptions::new()
                 .max_connections(options.max_connections.max(1))
+                // Released connections are pinged (below); a file's connection does not die
+                // in the pool, so a second ping on acquire is a wasted hop to its thread.
+                .test_before_acquire(false)
                 .after_release(|conn, _| {
                     Box::pin(async move {
                         // A COMMIT that fails on a full or read-only disk leaves SQLite with its
