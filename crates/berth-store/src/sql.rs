@@ -90,6 +90,9 @@ macro_rules! sql_store {
                 use $crate::StoreError as E;
                 use $crate::rows::{micros, signed, to_text};
                 use $crate::sql::q;
+                if let Some(done) = self.write_fast(&batch).await {
+                    return done;
+                }
                 {
                     const SV: i64 = $crate::SCHEMA_VERSION as i64;
                     let mut tx = self

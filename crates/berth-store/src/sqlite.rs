@@ -123,6 +123,16 @@ impl SqliteStore {
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         Ok(WriteTx::new(tx, Some(guard)))
     }
+
+    /// SQLite writes behind one lock and in process: a transaction costs no round trips, so
+    /// every batch takes the general path.
+    #[allow(clippy::unused_async)]
+    pub(crate) async fn write_fast(
+        &self,
+        _batch: &crate::WriteBatch<'_>,
+    ) -> Option<Result<crate::BatchOutcome, StoreError>> {
+        None
+    }
 }
 
 /// Applies the embedded migrations. SQLite has no migration lock: daemons starting together on a

@@ -2,8 +2,8 @@
 //! same stream is under way loads after that append, not before it. (A killed daemon's last
 //! commit is the case that matters — it can land after its successor read the log — but a
 //! live daemon's append held open is the same wait, and can be staged exactly.) The append
-//! is held by a lock this test takes on the `commands` table, after it moved the stream's
-//! head.
+//! is held by an uncommitted row this test puts at the seq the append will take: the append
+//! moves the stream's head, then waits on that row's transaction until the test rolls it back.
 
 use std::str::FromStr;
 use std::sync::mpsc;
@@ -77,21 +77,27 @@ fn a_starting_daemon_loads_after_an_append_under_way() {
 
     let dbr = &db;
     std::thread::scope(|s| {
-        // The gate: a lock on `commands`, held by a thread until told to let go (or until
-        // `release` is dropped: a failing check below must not leave the threads waiting).
+        // The gate: an uncommitted command at the next seq of every stream, held by a thread
+        // until told to roll back (or until `release` is dropped: a failing check below must
+        // not leave the threads waiting).
         let (locked_tx, locked) = mpsc::channel();
         let (release, release_rx) = mpsc::channel::<()>();
         let gate = s.spawn(move || {
             runtime().block_on(async {
                 let mut conn = connect(dbr).await;
                 sqlx::query("BEGIN").execute(&mut conn).await.unwrap();
-                sqlx::query("LOCK TABLE commands IN SHARE ROW EXCLUSIVE MODE")
-                    .execute(&mut conn)
-                    .await
-                    .unwrap();
+                let gated = sqlx::query(
+                    "INSERT INTO commands (stream, seq, at_us, command, schema_version) \
+                     SELECT stream, head + 1, 0, 'gate', 1 FROM streams",
+                )
+                .execute(&mut conn)
+                .await
+                .unwrap()
+                .rows_affected();
+                assert!(gated > 0, "no stream to gate");
                 locked_tx.send(()).unwrap();
                 let _ = release_rx.recv();
-                sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+                sqlx::query("ROLLBACK").execute(&mut conn).await.unwrap();
                 conn.close().await.unwrap();
             });
         });

@@ -3,8 +3,10 @@
 //! sent its commit: the database commits it after the new daemon read the log, and a write
 //! nobody was answered appears later. `settled_head` waits for such a write; `head` does not.
 //!
-//! The open write is a real `append_commands`, held after it moved the stream's head by a
-//! lock this test takes on the `commands` table.
+//! The open write is a real `append_commands`, held after it moved the stream's head: by an
+//! uncommitted row of this test's at the sequence it appends (an append to a stream that
+//! exists is one statement, which takes its table locks before any row lock), or, when it
+//! creates the stream, by a lock this test takes on the `commands` table.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,7 +36,22 @@ async fn until_waiting(probe: &mut PgConnection, n: i64, what: &str, done: impl 
     }
 }
 
-/// Takes the gate: `append_commands` blocks on it after moving the head, before committing.
+/// Takes the gate for an append at `seq` of `stream` (which exists): the append blocks on the
+/// gate's row after moving the head. Rolling the gate back lets it through.
+async fn close_gate_at(gate: &mut PgConnection, stream: &str, seq: i64) {
+    sqlx::query("BEGIN").execute(&mut *gate).await.unwrap();
+    sqlx::query(
+        "INSERT INTO commands (stream, seq, at_us, command, schema_version) VALUES ($1, $2, 0, 'gate', 1)",
+    )
+    .bind(stream)
+    .bind(seq)
+    .execute(&mut *gate)
+    .await
+    .unwrap();
+}
+
+/// Takes the gate for an append that creates its stream: it blocks on the gate after moving
+/// the head, before committing.
 async fn close_gate(gate: &mut PgConnection) {
     sqlx::query("BEGIN").execute(&mut *gate).await.unwrap();
     sqlx::query("LOCK TABLE commands IN SHARE ROW EXCLUSIVE MODE")
@@ -94,31 +111,39 @@ async fn settled_head_waits_for_an_open_write() {
 
     // A write that commits: the settled head includes it, the plain head did not.
     let mut gate = pg.raw().await;
-    close_gate(&mut gate).await;
+    close_gate_at(&mut gate, "cal", 2).await;
     let writer = held_append(&store, &mut probe, "cal", 1).await;
     assert_eq!(store.head("cal").await.unwrap(), 1);
     let settle = waiting_settle(&store, &mut probe, "cal").await;
-    sqlx::query("COMMIT").execute(&mut gate).await.unwrap();
+    sqlx::query("ROLLBACK").execute(&mut gate).await.unwrap();
     assert_eq!(writer.await.unwrap().unwrap(), 3);
     assert_eq!(settle.await.unwrap().unwrap(), 3);
     let log = store.commands_since("cal", 1).await.unwrap();
     assert_eq!(log.iter().map(|c| c.seq).collect::<Vec<_>>(), [2, 3]);
 
     // A writer that dies (its backend terminated): the settled head is the one before it.
-    close_gate(&mut gate).await;
+    close_gate_at(&mut gate, "cal", 4).await;
     let writer = held_append(&store, &mut probe, "cal", 3).await;
     let settle = waiting_settle(&store, &mut probe, "cal").await;
-    let killed: bool = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_locks \
-         WHERE relation = 'commands'::regclass AND NOT granted",
+    let gate_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut gate)
+        .await
+        .unwrap();
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))",
     )
-    .fetch_one(&mut probe)
+    .bind(gate_pid)
+    .fetch_all(&mut probe)
     .await
     .unwrap();
-    assert!(killed);
+    assert_eq!(
+        killed,
+        [true],
+        "expected exactly the held append to wait on the gate"
+    );
     assert!(writer.await.unwrap().is_err());
     assert_eq!(settle.await.unwrap().unwrap(), 3);
-    sqlx::query("COMMIT").execute(&mut gate).await.unwrap();
+    sqlx::query("ROLLBACK").execute(&mut gate).await.unwrap();
     assert_eq!(store.head("cal").await.unwrap(), 3);
 
     // A write that creates its stream: waited for too.
