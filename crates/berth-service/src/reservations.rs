@@ -91,6 +91,11 @@ fn fnv_hex(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// Own commits in a row, with nobody else's between, after which the writer stops reading the
+/// log before each commit: a round trip per commit, almost always empty for a lease holder.
+/// The cost of being wrong is one refused compare-and-set and a rebuild.
+const QUIET_COMMITS: u32 = 64;
+
 #[derive(Clone)]
 struct Inner {
     cal: Calendar,
@@ -101,6 +106,10 @@ struct Inner {
     advanced: bool,
     /// Sequence number of the newest snapshot written or restored (0: none).
     snapshot_seq: u64,
+    /// This writer's commits since it last saw another writer's (or loaded): from
+    /// [`QUIET_COMMITS`] on, a commit skips its catch-up read and lets the compare-and-set
+    /// tell it when someone else wrote.
+    quiet: u32,
     hooks: BTreeMap<String, Webhook>,
     /// `<partition>:` in a partitioned calendar, else empty: ids outside carry it.
     prefix: String,

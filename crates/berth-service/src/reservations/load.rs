@@ -31,6 +31,7 @@ impl Core {
         inner.snapshot_seq = snapshot_seq;
         inner.stale = false;
         inner.advanced = false;
+        inner.quiet = 0;
         self.reload_hooks(inner).await
     }
 
@@ -145,6 +146,7 @@ impl Core {
                 return self.rebuild(inner).await;
             }
             inner.seq = c.seq;
+            inner.quiet = 0;
         }
         Ok(())
     }

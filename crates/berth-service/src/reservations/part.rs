@@ -46,6 +46,7 @@ impl Part {
             stale: false,
             advanced: false,
             snapshot_seq: 0,
+            quiet: 0,
             hooks: BTreeMap::new(),
         };
         let core = Arc::new(Core {

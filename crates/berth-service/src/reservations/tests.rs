@@ -188,6 +188,36 @@ async fn a_second_writer_catches_up_and_sees_the_conflict() {
     assert_eq!(j.head("calendar").await.unwrap(), 2);
 }
 
+#[tokio::test]
+async fn a_writer_that_stopped_reading_before_its_commits_still_sees_another_writers() {
+    let clock = ManualClock::new(t0());
+    let j = memory().await;
+    let a = open(Arc::clone(&j), &clock).await;
+    let b = open(Arc::clone(&j), &clock).await;
+    let quiet = u64::from(super::QUIET_COMMITS);
+    for _ in 0..quiet {
+        a.command(capacity("z", Amounts::new().with("instances", 1)), None)
+            .await
+            .unwrap();
+    }
+    let rebuilt = a.writer_stats().rebuilds;
+    // `b` takes every unit; `a` commits without reading first, its compare-and-set is
+    // refused, it rebuilds from the log and refuses the reservation.
+    b.command(reserve("z", quiet), None).await.unwrap();
+    let e = a.command(reserve("z", 1), None).await.unwrap_err();
+    assert!(e.conflict().is_some(), "{e}");
+    assert_eq!(a.writer_stats().rebuilds, rebuilt + 1);
+    assert_eq!(live(&a).await, live(&b).await);
+    assert_eq!(j.head("calendar").await.unwrap(), quiet + 1);
+    // Having seen another writer, `a` reads the log before its commits again.
+    b.command(capacity("z", Amounts::new().with("instances", 1)), None)
+        .await
+        .unwrap();
+    a.command(reserve("z", 1), None).await.unwrap();
+    assert_eq!(a.writer_stats().rebuilds, rebuilt + 1);
+    assert_eq!(live(&a).await.len(), 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_writers_racing_for_the_last_unit_book_it_once() {
     let clock = ManualClock::new(t0());
