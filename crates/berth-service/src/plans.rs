@@ -355,14 +355,10 @@ impl PlanService {
             }
             None => uuid::Uuid::new_v4().to_string(),
         };
-        let pending = self
-            .store
-            .plans_with_status(PlanStatus::Template.as_str())
-            .await?
-            .len();
-        if pending >= self.cfg.max_pending {
+        let pending = self.store.count_queued_plans().await?;
+        if pending >= u64::try_from(self.cfg.max_pending).unwrap_or(u64::MAX) {
             return Err(ServiceError::Unavailable {
-                message: format!("{pending} plans are waiting; try again later"),
+                message: format!("{pending} plans are queued or being solved; try again later"),
             });
         }
         let new = NewPlan {

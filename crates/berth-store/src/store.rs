@@ -87,9 +87,6 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Every plan, ordered by creation time then id.
     fn list_plans(&self) -> StoreFuture<'_, Vec<PlanRecord>>;
 
-    /// Plans in `status`, ordered by creation time then id (to resume work after a crash).
-    fn plans_with_status<'a>(&'a self, status: &'a str) -> StoreFuture<'a, Vec<PlanRecord>>;
-
     /// Deletes a plan; `NotFound` if absent.
     fn delete_plan<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
 
@@ -180,6 +177,10 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// The plan queue, oldest entry first.
     fn queued_plans(&self) -> StoreFuture<'_, Vec<QueuedPlan>>;
+
+    /// How many plans are queued (not finished: waiting or being solved), counted by the
+    /// database over the queue alone, so the cost does not grow with the finished plans kept.
+    fn count_queued_plans(&self) -> StoreFuture<'_, u64>;
 
     /// Takes or renews a partition lease: granted when it is free, lapsed at `req.now`, or
     /// already the asker's (the token moves unless `req.held_token` is the current one).

@@ -143,6 +143,36 @@ async fn a_plan_is_solved_and_its_reservation_made() {
 }
 
 #[tokio::test]
+async fn plans_past_the_unfinished_limit_are_refused_until_one_leaves_the_queue() {
+    let f = fixture("sqlite::memory:").await;
+    let inv: Arc<dyn InventoryProvider> = Arc::new(StaticProvider::parse(INVENTORY).unwrap());
+    // No workers: accepted plans stay unfinished.
+    let p = PlanService::start(
+        Arc::clone(&f.store),
+        inv,
+        Arc::clone(&f.res),
+        Arc::new(f.clock.clone()),
+        PlanConfig {
+            workers: 0,
+            max_pending: 2,
+            ..PlanConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let a = p.accept(request("a", template(1))).await.unwrap();
+    p.accept(request("b", template(1))).await.unwrap();
+    let e = p.accept(request("c", template(1))).await.unwrap_err();
+    assert!(
+        matches!(&e, ServiceError::Unavailable { message } if message.starts_with("2 plans are queued")),
+        "{e}"
+    );
+    p.delete(&a.id).await.unwrap();
+    let c = p.accept(request("c", template(1))).await.unwrap();
+    assert_eq!(c.status, PlanStatus::Template);
+}
+
+#[tokio::test]
 async fn a_reservation_that_does_not_fit_fails_the_plan_and_leaves_nothing() {
     let f = fixture("sqlite::memory:").await;
     let p = plans(&f).await;

@@ -36,24 +36,13 @@ macro_rules! plans_methods {
             })
         }
 
-        fn plans_with_status<'a>(
-            &'a self,
-            status: &'a str,
-        ) -> $crate::StoreFuture<'a, Vec<$crate::PlanRecord>> {
+        fn count_queued_plans(&self) -> $crate::StoreFuture<'_, u64> {
             Box::pin(async move {
-                let sql = format!(
-                    "SELECT {} FROM plans WHERE status = $1",
-                    $crate::rows::PLAN_COLUMNS
-                );
-                let rows = sqlx::query_as::<_, $crate::rows::PlanRow>(&sql)
-                    .bind(status)
-                    .fetch_all(&self.pool)
+                let n: i64 = sqlx::query_scalar("SELECT count(*) FROM plan_queue")
+                    .fetch_one(&self.pool)
                     .await
-                    .map_err($crate::StoreError::db("list plans"))?;
-                $crate::sql::sorted_plans($crate::rows::convert(
-                    rows,
-                    $crate::rows::PlanRow::into_record,
-                )?)
+                    .map_err($crate::StoreError::db("count queued plans"))?;
+                Ok(u64::try_from(n).unwrap_or(0))
             })
         }
 
