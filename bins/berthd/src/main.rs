@@ -7,6 +7,11 @@ use std::process::ExitCode;
 use berthd::{Config, serve, shutdown_signal};
 use clap::Parser;
 
+// glibc's malloc was an eighth of the daemon's CPU under load (perf); mimalloc's per-thread
+// heaps cost less on the many small allocations of a request.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Berth daemon: ONAP HAS-compatible homing API and Promise reservation API.
 #[derive(Parser, Debug)]
 #[command(name = "berthd", version)]
