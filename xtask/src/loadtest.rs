@@ -2,7 +2,8 @@
 //! cluster runs — N `berthd` processes on one database (`--daemons N --partitions P --clients C
 //! --seconds S --store sqlite|postgres`) — and `--sweep`, which runs N in {1, 2, 4} in
 //! `[cluster]` mode on PostgreSQL (by zone with P = N and P = 8, and `partition_key = none`)
-//! plus the single-daemon SQLite default, and writes docs/scaling.csv and the plot
+//! plus the single-daemon SQLite default, then `zone` P = N and `none` at N = 1, 2 with a quarter
+//! of the clients per daemon (the same load per writer as at N = 4), and writes docs/scaling.csv and the plot
 //! docs/scaling.svg (reservations/s and reservations per CPU-second against N). `--kill-after S`
 //! SIGKILLs a partition holder S seconds in and prints each partition's write-unavailability
 //! window; it fails when an acknowledged reservation is missing afterwards.
@@ -274,6 +275,16 @@ const SWEEP: [(&str, usize, usize); 9] = [
     ("none", 4, 8),
 ];
 
+/// Layouts run again with a quarter of the clients per daemon (C/4 at N = 1, C/2 at N = 2; the
+/// fixed-load N = 4 run is the third point): each partition's writer sees the same load at
+/// every N, so what changes with N is the cluster's own cost, not the group-commit batch.
+const PER_DAEMON: [(&str, usize, usize); 4] = [
+    ("zone", 1, 1),
+    ("zone", 2, 2),
+    ("none", 1, 8),
+    ("none", 2, 8),
+];
+
 fn sweep(f: &Flags) -> Result<()> {
     let seconds = f.seconds.unwrap_or(10.0);
     let clients = f.clients.unwrap_or(32);
@@ -296,7 +307,13 @@ fn sweep(f: &Flags) -> Result<()> {
         &f.profile,
     )?);
     let pg = Postgres::get()?;
-    for (key, n, p) in SWEEP {
+    let per_daemon = (clients / 4).max(1);
+    let runs = SWEEP.iter().map(|&(key, n, p)| (key, n, p, clients)).chain(
+        PER_DAEMON
+            .iter()
+            .map(|&(key, n, p)| (key, n, p, per_daemon * n)),
+    );
+    for (key, n, p, clients) in runs {
         let extra = [
             plain.clone(),
             ["--cluster", "--partition-key", key, "--partitions"]
@@ -495,10 +512,46 @@ fn panel(out: &mut String, rows: &[Value], key: &str, title: &str, x0: f64) {
         }),
         ("none", "#9467bd", |r: &Value| r["partition_key"] == "none"),
     ];
-    for (i, (label, color, pick)) in series.iter().enumerate() {
+    // The fixed load is the most clients of any run; the per-daemon series has a quarter of
+    // it per daemon (see `PER_DAEMON`).
+    let total = rows
+        .iter()
+        .filter_map(|r| r["clients"].as_u64())
+        .max()
+        .unwrap_or(0);
+    let per = (total / 4).max(1);
+    let lines = series
+        .iter()
+        .map(|&(label, color, pick)| (label.to_owned(), color, pick, None))
+        .chain(
+            series[..1]
+                .iter()
+                .chain(&series[2..])
+                .map(|&(label, color, pick)| {
+                    (
+                        format!("{label}, {per} clients/daemon"),
+                        color,
+                        pick,
+                        Some(per),
+                    )
+                }),
+        );
+    for (i, (label, color, pick, per_daemon)) in lines.enumerate() {
+        let clients_ok = |r: &Value| {
+            let c = r["clients"].as_u64().unwrap_or(0);
+            match per_daemon {
+                None => c == total,
+                Some(per) => c == per * r["daemons"].as_u64().unwrap_or(0),
+            }
+        };
+        let dash = if per_daemon.is_some() {
+            " stroke-dasharray=\"5,3\""
+        } else {
+            ""
+        };
         let mut pts: Vec<(f64, f64)> = rows
             .iter()
-            .filter(|r| r["store"] == "postgres" && pick(r))
+            .filter(|r| r["store"] == "postgres" && pick(r) && clients_ok(r))
             .map(|r| (get(r, "daemons"), get(r, key)))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -508,7 +561,7 @@ fn panel(out: &mut String, rows: &[Value], key: &str, title: &str, x0: f64) {
             .collect();
         let _ = writeln!(
             out,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>",
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
             path.join(" ")
         );
         for (n, v) in &pts {
@@ -522,23 +575,23 @@ fn panel(out: &mut String, rows: &[Value], key: &str, title: &str, x0: f64) {
         let ly = y0 + 12.0 + i as f64 * 16.0;
         let _ = writeln!(
             out,
-            "<path d=\"M{},{ly} h18\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">PostgreSQL, {label}</text>",
-            x0 + pw - 170.0,
-            x0 + pw - 148.0,
+            "<path d=\"M{},{ly} h18\" stroke=\"{color}\" stroke-width=\"2\"{dash}/><text x=\"{}\" y=\"{}\">PostgreSQL, {label}</text>",
+            x0 + pw - 200.0,
+            x0 + pw - 178.0,
             ly + 4.0
         );
     }
     if let Some(r) = rows.iter().find(|r| r["store"] == "sqlite") {
         let (cx, cy) = (xs(get(r, "daemons")), ys(get(r, key)));
-        let ly = y0 + 60.0;
+        let ly = y0 + 92.0;
         let _ = writeln!(
             out,
             "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"7\" height=\"7\" fill=\"#2ca02c\"/><rect x=\"{}\" y=\"{}\" width=\"7\" height=\"7\" fill=\"#2ca02c\"/><text x=\"{}\" y=\"{}\">SQLite, 1 daemon</text>",
             cx - 3.5,
             cy - 3.5,
-            x0 + pw - 164.0,
+            x0 + pw - 194.0,
             ly - 3.0,
-            x0 + pw - 148.0,
+            x0 + pw - 178.0,
             ly + 4.0
         );
     }
@@ -578,16 +631,32 @@ mod tests {
     fn the_plot_has_both_series_and_the_sqlite_point() {
         let mut none = row("postgres", 2, 8, 120.0);
         none["partition_key"] = "none".into();
+        let light = |n: u64, clients: u64| {
+            let mut r = row("postgres", n, n, 50.0);
+            r["clients"] = clients.into();
+            r
+        };
         let rows = [
             row("sqlite", 1, 1, 100.0),
             row("postgres", 1, 1, 80.0),
             row("postgres", 2, 2, 150.0),
             row("postgres", 4, 8, 200.0),
             none,
+            light(1, 2),
+            light(2, 4),
         ];
         let s = svg(&rows);
+        // The per-daemon zone line takes the two light runs, not the fixed-load ones.
+        let dashed: Vec<usize> = s
+            .lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains("stroke-dasharray"))
+            .map(|l| l.split('"').nth(1).unwrap_or("").split_whitespace().count())
+            .collect();
+        assert_eq!(dashed, [2, 0, 2, 0]);
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<polyline").count(), 6);
+        // Three fixed-load lines and two per-daemon ones, in each of the two panels.
+        assert_eq!(s.matches("<polyline").count(), 10);
+        assert!(s.contains("PostgreSQL, zone, P = N, 2 clients/daemon"));
         assert!(s.contains("PostgreSQL, zone, P = N") && s.contains("SQLite, 1 daemon"));
         assert!(s.contains("PostgreSQL, none") && s.contains("reservations per CPU-second"));
         assert!(s.contains("2 cores"));
