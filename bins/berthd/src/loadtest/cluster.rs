@@ -588,7 +588,9 @@ async fn client_loop(
         let t0 = Instant::now();
         if opts.plan_every > 0 && k.is_multiple_of(opts.plan_every) {
             let body = json!({"name": "load", "template": TEMPLATE, "timeout": 60});
-            let mut i = map.pick_index(targets, &body, k);
+            // A plan names no partition: the plans, not every request, go round the daemons
+            // (k is a multiple of plan_every here, which would leave some daemons none).
+            let mut i = map.pick_index(targets, &body, k / opts.plan_every);
             // A daemon that refuses the connection never saw the request: the next one takes
             // the plan (every daemon serves the shared queue).
             let mut sent = targets[i].post("/v1/plans", &body).send().await;
