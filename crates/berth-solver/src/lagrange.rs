@@ -31,6 +31,10 @@
 //!   minima stay lower bounds; they rise as the search removes the values of one side, and
 //!   give a value its own reduced cost (`s_a adj_a(x) + m_a(x)`) in the filtering.
 //!
+//! A pair term the root LP took in (`lp.rs`) is bounded the same way with its residual cost
+//! in place of its cost (its multipliers are in the adjusted costs; the residual is never
+//! negative), and alone it counts 0.
+//!
 //! Sound for any `λ ≥ 0`: the bound never exceeds the cost of a plan, whatever the
 //! subgradient steps did. The oracle tests check it against brute force.
 
@@ -99,6 +103,9 @@ pub(crate) struct Lagrange {
     joints: Vec<Joint>,
     /// Per variable (indexed like `vars`): its joints.
     joints_of: Vec<Vec<usize>>,
+    /// Pair terms the LP moved into the adjusted costs, with what is left of each
+    /// (`lp.rs`'s `PairTerm`: never negative, so it counts at least 0).
+    absorbed: Vec<(usize, crate::expr::PairFn)>,
     /// Cost evaluations of one joint bound ([`JOINT_BUDGET`]; tests lower it).
     pub(crate) joint_budget: u32,
     /// Cost evaluations of one side's root marginals ([`MARGINAL_BUDGET`]; tests lower it
@@ -331,6 +338,7 @@ impl Lagrange {
             group_of: vec![usize::MAX; vars.len()],
             joints_of: vec![Vec::new(); vars.len()],
             joints: Vec::new(),
+            absorbed: Vec::new(),
             joint_budget: JOINT_BUDGET,
             marginal_budget: MARGINAL_BUDGET,
             vars,
@@ -367,6 +375,12 @@ impl Lagrange {
         lb
     }
 
+    /// Pair terms of `others` whose part the adjusted costs already count: each is bounded
+    /// by its residual cost (`(term, residual)`, never negative on root pairs) from now on.
+    pub(crate) fn absorb(&mut self, residuals: Vec<(usize, crate::expr::PairFn)>) {
+        self.absorbed = residuals;
+    }
+
     /// Bounds jointly the pair terms among `others` whose two variables the relaxation
     /// reads and no group has taken, and computes their shares and root marginals.
     pub(crate) fn pair_up(&mut self, obj: &Compiled, sign: f64) {
@@ -375,12 +389,20 @@ impl Lagrange {
         };
         for &t in &self.others {
             let (weight, node) = root[t];
-            let w = sign * weight;
+            let residual = self.absorbed.iter().find(|r| r.0 == t).map(|r| r.1.clone());
+            let w = if residual.is_some() {
+                1.0
+            } else {
+                sign * weight
+            };
             let pair = obj.pair_leaf(node).and_then(|(a, b, cost, lo, hi)| {
                 let i = self.vars.binary_search(&a).ok()?;
                 let j = self.vars.binary_search(&b).ok()?;
                 let free = |k: usize| self.group_of[k] == usize::MAX;
-                let floor = if w > 0.0 { w * lo } else { w * hi };
+                let (cost, floor) = match &residual {
+                    Some(r) => (r, 0.0),
+                    None => (cost, if w > 0.0 { w * lo } else { w * hi }),
+                };
                 (i != j && free(i) && free(j) && w != 0.0 && floor.is_finite()).then(|| Joint {
                     term: t,
                     i,
@@ -465,12 +487,18 @@ impl Lagrange {
         (m, order)
     }
 
-    /// The terms of `others` bounded on their own (not in a joint).
+    /// The terms of `others` bounded on their own (not in a joint, nor absorbed: a residual
+    /// alone counts 0).
     pub(crate) fn alone(&self) -> impl Iterator<Item = usize> + '_ {
-        self.others
-            .iter()
-            .copied()
-            .filter(|&t| self.joints.iter().all(|jt| jt.term != t))
+        self.others.iter().copied().filter(|&t| {
+            self.joints.iter().all(|jt| jt.term != t) && self.absorbed.iter().all(|r| r.0 != t)
+        })
+    }
+
+    /// How many pair terms the LP moved into the adjusted costs.
+    #[cfg(test)]
+    pub(crate) fn absorbed(&self) -> usize {
+        self.absorbed.len()
     }
 
     /// How many pair terms are bounded jointly.
