@@ -78,6 +78,24 @@ struct Joint {
     oj: Vec<u32>,
 }
 
+/// A pair term `w · cost(a, b)` the root LP moved into the adjusted costs (`lp/pairs.rs`):
+/// what it added to its variables' costs, and what is left of it.
+#[derive(Clone)]
+pub(crate) struct Absorbed {
+    /// The root term.
+    pub(crate) term: usize,
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+    /// `α` over the universe of `a`, `β` over that of `b`.
+    pub(crate) alpha: std::sync::Arc<[f64]>,
+    pub(crate) beta: std::sync::Arc<[f64]>,
+    /// `w · cost − α − β`, never negative on root pairs.
+    pub(crate) residual: crate::expr::PairFn,
+}
+
+/// Most value pairs [`Lagrange::residual_lb`] evaluates; past them a residual counts 0.
+const RESIDUAL_CELLS: usize = 4096;
+
 /// The relaxation with its multipliers fixed.
 #[derive(Clone)]
 pub(crate) struct Lagrange {
@@ -103,9 +121,8 @@ pub(crate) struct Lagrange {
     joints: Vec<Joint>,
     /// Per variable (indexed like `vars`): its joints.
     joints_of: Vec<Vec<usize>>,
-    /// Pair terms the LP moved into the adjusted costs, with what is left of each
-    /// (`lp.rs`'s `PairTerm`: never negative, so it counts at least 0).
-    absorbed: Vec<(usize, crate::expr::PairFn)>,
+    /// Pair terms the LP moved into the adjusted costs.
+    absorbed: Vec<Absorbed>,
     /// Cost evaluations of one joint bound ([`JOINT_BUDGET`]; tests lower it).
     pub(crate) joint_budget: u32,
     /// Cost evaluations of one side's root marginals ([`MARGINAL_BUDGET`]; tests lower it
@@ -376,9 +393,45 @@ impl Lagrange {
     }
 
     /// Pair terms of `others` whose part the adjusted costs already count: each is bounded
-    /// by its residual cost (`(term, residual)`, never negative on root pairs) from now on.
-    pub(crate) fn absorb(&mut self, residuals: Vec<(usize, crate::expr::PairFn)>) {
-        self.absorbed = residuals;
+    /// by its residual cost from now on.
+    pub(crate) fn absorb(&mut self, absorbed: Vec<Absorbed>) {
+        self.absorbed = absorbed;
+    }
+
+    /// Adds to `base` (each variable's unary costs, as [`unary_costs`] gives them) what the
+    /// absorbed pair terms moved into the adjusted costs: with those, a bound of the unary
+    /// terms plus the residuals' bounds ([`Lagrange::residual_lb`]) bounds the whole sum.
+    pub(crate) fn add_pair_parts(&self, base: &mut [Vec<f64>], st: &State) {
+        for ab in &self.absorbed {
+            for (x, part) in [(ab.a, &ab.alpha), (ab.b, &ab.beta)] {
+                let Some(b) = base.get_mut(x as usize) else {
+                    continue;
+                };
+                if b.is_empty() {
+                    *b = vec![0.0; st.universe(x) as usize];
+                }
+                for (c, p) in b.iter_mut().zip(part.iter()) {
+                    *c += p;
+                }
+            }
+        }
+    }
+
+    /// A lower bound at this node of root term `t`'s residual when `t` is absorbed: its
+    /// least over the live pairs, or 0 past [`RESIDUAL_CELLS`] of them (it is never
+    /// negative); `None` when `t` is not absorbed.
+    pub(crate) fn residual_lb(&self, t: usize, st: &State) -> Option<f64> {
+        let ab = self.absorbed.iter().find(|ab| ab.term == t)?;
+        if st.size(ab.a) as usize * st.size(ab.b) as usize > RESIDUAL_CELLS {
+            return Some(0.0);
+        }
+        let mut least = f64::INFINITY;
+        for x in st.values(ab.a) {
+            for y in st.values(ab.b) {
+                least = least.min((ab.residual)(x, y));
+            }
+        }
+        Some(if least.is_nan() { 0.0 } else { least })
     }
 
     /// Bounds jointly the pair terms among `others` whose two variables the relaxation
@@ -389,7 +442,11 @@ impl Lagrange {
         };
         for &t in &self.others {
             let (weight, node) = root[t];
-            let residual = self.absorbed.iter().find(|r| r.0 == t).map(|r| r.1.clone());
+            let residual = self
+                .absorbed
+                .iter()
+                .find(|ab| ab.term == t)
+                .map(|ab| ab.residual.clone());
             let w = if residual.is_some() {
                 1.0
             } else {
@@ -491,7 +548,7 @@ impl Lagrange {
     /// alone counts 0).
     pub(crate) fn alone(&self) -> impl Iterator<Item = usize> + '_ {
         self.others.iter().copied().filter(|&t| {
-            self.joints.iter().all(|jt| jt.term != t) && self.absorbed.iter().all(|r| r.0 != t)
+            self.joints.iter().all(|jt| jt.term != t) && self.absorbed.iter().all(|ab| ab.term != t)
         })
     }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::Relaxation;
 use crate::expr::{Compiled, PairFn};
+use crate::lagrange::Absorbed;
 use crate::state::State;
 use crate::{Linear, Problem, Value, VarId};
 
@@ -229,10 +230,11 @@ impl Relaxation {
         }
     }
 
-    /// Each pair term's residual cost at the multipliers `lam` (made feasible by
-    /// [`Relaxation::feasible_pairs`]): `c_xy − α_x − β_y`, never negative on root pairs,
-    /// computed as `β` was so that holds in floating point too.
-    pub(super) fn residuals(&self, lam: &[f64], st: &State) -> Vec<(usize, PairFn)> {
+    /// Each pair term at the multipliers `lam` (made feasible by
+    /// [`Relaxation::feasible_pairs`]): its `α` and `β`, and its residual cost
+    /// `c_xy − α_x − β_y`, never negative on root pairs, computed as `β` was so that holds in
+    /// floating point too.
+    pub(super) fn residuals(&self, lam: &[f64], st: &State) -> Vec<Absorbed> {
         self.pairs
             .iter()
             .map(|pr| {
@@ -242,17 +244,25 @@ impl Relaxation {
                     for (k, &v) in vals.iter().enumerate() {
                         m[v as usize] = -lam[row + k];
                     }
-                    m
+                    Arc::<[f64]>::from(m)
                 };
                 let alpha = per(pt.a, &pt.xs, pr.a_row);
                 let beta = per(pt.b, &pt.ys, pr.b_row);
-                let (term, w, f) = (pt.term, pt.w, pt.f.clone());
-                let r: PairFn = Arc::new(move |x: Value, y: Value| {
-                    let a = alpha.get(x.index()).copied().unwrap_or(0.0);
-                    let b = beta.get(y.index()).copied().unwrap_or(0.0);
+                let (w, f) = (pt.w, pt.f.clone());
+                let (al, be) = (alpha.clone(), beta.clone());
+                let residual: PairFn = Arc::new(move |x: Value, y: Value| {
+                    let a = al.get(x.index()).copied().unwrap_or(0.0);
+                    let b = be.get(y.index()).copied().unwrap_or(0.0);
                     ((w * f(x, y) - a) - b).max(0.0)
                 });
-                (term, r)
+                Absorbed {
+                    term: pt.term,
+                    a: pt.a,
+                    b: pt.b,
+                    alpha,
+                    beta,
+                    residual,
+                }
             })
             .collect()
     }

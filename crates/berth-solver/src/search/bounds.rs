@@ -262,8 +262,14 @@ impl<'p> Engine<'p> {
             if depth > NODE_LP_BUILD_DEPTH {
                 return Ok(());
             }
+            // With the pair terms' root multipliers in the unary costs (their residuals are
+            // in `others_lb`): without them a node LP sees nothing of the pair terms.
+            let lag = self.lag.as_ref();
             self.node_lp = lagrange::unary_costs(self.p, self.obj, &self.st)
-                .and_then(|(base, _)| {
+                .and_then(|(mut base, _)| {
+                    if let Some(l) = lag {
+                        l.add_pair_parts(&mut base, &self.st);
+                    }
                     crate::lp::Relaxation::new(self.p, &self.st, &self.active, base, &self.cuts)
                 })
                 .map(Arc::new);
@@ -283,7 +289,8 @@ impl<'p> Engine<'p> {
     }
 
     /// The bounds of the root terms the relaxation leaves out (all that are not unary, a
-    /// node LP reading none of them), summed at this node.
+    /// node LP reading none of them; of a pair term the root LP absorbed, its residual),
+    /// summed at this node.
     fn others_lb(&mut self) -> f64 {
         let (Some(root), Some(lag)) = (self.obj.root_terms(), &self.lag) else {
             return 0.0;
@@ -291,8 +298,10 @@ impl<'p> Engine<'p> {
         lag.others
             .iter()
             .map(|&t| {
-                self.obj
-                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
+                lag.residual_lb(t, &self.st).unwrap_or_else(|| {
+                    self.obj
+                        .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
+                })
             })
             .sum()
     }
