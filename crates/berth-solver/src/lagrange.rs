@@ -78,23 +78,14 @@ struct Joint {
     oj: Vec<u32>,
 }
 
-/// A pair term `w · cost(a, b)` the root LP moved into the adjusted costs (`lp/pairs.rs`):
-/// what it added to its variables' costs, and what is left of it.
+/// A pair term the root LP moved into the adjusted costs (`lp/pairs.rs`): what is left of it.
 #[derive(Clone)]
 pub(crate) struct Absorbed {
     /// The root term.
     pub(crate) term: usize,
-    pub(crate) a: u32,
-    pub(crate) b: u32,
-    /// `α` over the universe of `a`, `β` over that of `b`.
-    pub(crate) alpha: std::sync::Arc<[f64]>,
-    pub(crate) beta: std::sync::Arc<[f64]>,
     /// `w · cost − α − β`, never negative on root pairs.
     pub(crate) residual: crate::expr::PairFn,
 }
-
-/// Most value pairs [`Lagrange::residual_lb`] evaluates; past them a residual counts 0.
-const RESIDUAL_CELLS: usize = 4096;
 
 /// The relaxation with its multipliers fixed.
 #[derive(Clone)]
@@ -398,40 +389,9 @@ impl Lagrange {
         self.absorbed = absorbed;
     }
 
-    /// Adds to `base` (each variable's unary costs, as [`unary_costs`] gives them) what the
-    /// absorbed pair terms moved into the adjusted costs: with those, a bound of the unary
-    /// terms plus the residuals' bounds ([`Lagrange::residual_lb`]) bounds the whole sum.
-    pub(crate) fn add_pair_parts(&self, base: &mut [Vec<f64>], st: &State) {
-        for ab in &self.absorbed {
-            for (x, part) in [(ab.a, &ab.alpha), (ab.b, &ab.beta)] {
-                let Some(b) = base.get_mut(x as usize) else {
-                    continue;
-                };
-                if b.is_empty() {
-                    *b = vec![0.0; st.universe(x) as usize];
-                }
-                for (c, p) in b.iter_mut().zip(part.iter()) {
-                    *c += p;
-                }
-            }
-        }
-    }
-
-    /// A lower bound at this node of root term `t`'s residual when `t` is absorbed: its
-    /// least over the live pairs, or 0 past [`RESIDUAL_CELLS`] of them (it is never
-    /// negative); `None` when `t` is not absorbed.
-    pub(crate) fn residual_lb(&self, t: usize, st: &State) -> Option<f64> {
-        let ab = self.absorbed.iter().find(|ab| ab.term == t)?;
-        if st.size(ab.a) as usize * st.size(ab.b) as usize > RESIDUAL_CELLS {
-            return Some(0.0);
-        }
-        let mut least = f64::INFINITY;
-        for x in st.values(ab.a) {
-            for y in st.values(ab.b) {
-                least = least.min((ab.residual)(x, y));
-            }
-        }
-        Some(if least.is_nan() { 0.0 } else { least })
+    /// Whether root term `t` is a pair term the LP absorbed.
+    pub(crate) fn absorbs(&self, t: usize) -> bool {
+        self.absorbed.iter().any(|ab| ab.term == t)
     }
 
     /// Bounds jointly the pair terms among `others` whose two variables the relaxation
@@ -550,6 +510,11 @@ impl Lagrange {
         self.others.iter().copied().filter(|&t| {
             self.joints.iter().all(|jt| jt.term != t) && self.absorbed.iter().all(|ab| ab.term != t)
         })
+    }
+
+    /// The root terms of the pair terms the LP moved into the adjusted costs.
+    pub(crate) fn absorbed_terms(&self) -> Vec<usize> {
+        self.absorbed.iter().map(|ab| ab.term).collect()
     }
 
     /// How many pair terms the LP moved into the adjusted costs.

@@ -35,7 +35,10 @@
 //! satisfy `α_x + β_y ≤ w · cost(x, y)` on every root pair, move the term into the unary
 //! costs; what is left of it, `w · cost − α − β ≥ 0`, is bounded by the joints of
 //! `lagrange.rs`. Without it the capacities' multipliers were chosen blind to the pair
-//! terms (h60x800p-s1: root bound 86 160 → 86 960, plan 87 193).
+//! terms (h60x800p-s1: root bound 86 160 → 86 960, plan 87 193). The node LPs take the same
+//! terms in with a column for every pair of their values, fresh multipliers at each node
+//! (the dense simplex too, where no pair column costs less than 0: its start then is dual
+//! feasible); with the root's multipliers alone h60x800p-s1 was not proven in 120 s.
 
 mod pairs;
 
@@ -280,7 +283,7 @@ fn generate(
         for ((pt, z), pr) in root.pairs.iter().zip(zs.iter_mut()).zip(&lp.pairs) {
             added |= price_pairs(pt, pr, &lam, &cols[pt.a as usize], &cols[pt.b as usize], z);
         }
-        lp.feasible_pairs(&mut lam);
+        lp.feasible_pairs(&mut lam, None);
         let (adj, offset) = lp.adjusted(&lam);
         for (i, dom) in lp.built_on.iter().enumerate() {
             let c = &mut cols[lp.vars[i] as usize];
@@ -619,7 +622,7 @@ impl Relaxation {
             .collect();
         // A pair row with a pair column binds even where its value is the only one left.
         for pr in &self.pairs {
-            for &(k, l) in &pr.z {
+            for (k, l) in self.live_pairs(pr, cols) {
                 live[pr.a_row + k as usize] = true;
                 live[pr.b_row + l as usize] = true;
             }
@@ -631,9 +634,11 @@ impl Relaxation {
             .filter(|(_, f)| f.is_none())
             .fold((0, 0), |(n, c), (dom, _)| (n + 1, c + dom.len()));
         let live_rows = live.iter().filter(|&&l| l).count();
-        let cells = (free + live_rows) * (free_cols + live_rows);
-        // The dense simplex knows only assignment groups: no pair columns.
-        if cells <= crate::simplex::MAX_CELLS && self.pairs.is_empty() {
+        // The pair columns outside the assignment groups; the dense simplex starts from a
+        // dual feasible basis only where none costs less than 0.
+        let (pair_cols, nonnegative) = self.count_pairs(cols);
+        let cells = (free + live_rows) * (free_cols + pair_cols + live_rows);
+        if cells <= crate::simplex::MAX_CELLS && nonnegative {
             return self.solve_dense(cols, &fixed, &col, &live, &used, duals);
         }
         let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
@@ -672,16 +677,7 @@ impl Relaxation {
                 lp.add_constraint(expr.as_slice(), ComparisonOp::Le, c);
             }
         }
-        // A pair column's dual row: `−λ_A(x) − λ_B(y) ≤ c_xy`.
-        for pr in &self.pairs {
-            for &(k, l) in &pr.z {
-                if let (Some(la), Some(lb)) =
-                    (lam[pr.a_row + k as usize], lam[pr.b_row + l as usize])
-                {
-                    lp.add_constraint([(la, -1.0), (lb, -1.0)], ComparisonOp::Le, pr.pt.cost(k, l));
-                }
-            }
-        }
+        self.dual_pairs(cols, &lam, &mut lp);
         let outcome = lp.solve().ok()?;
         let sol = outcome.solution()?;
         let lam: Vec<f64> = self
@@ -779,6 +775,7 @@ impl Relaxation {
             }
             groups.push(start..costs.len());
         }
+        self.dense_pairs(cols, &at, &mut rows, &mut costs);
         let mult = crate::simplex::solve(&groups, &costs, &rows)?;
         let lam: Vec<f64> = at
             .iter()
@@ -912,7 +909,8 @@ impl Relaxation {
         // allocated two vectors per variable, a tenth of h60x800-s6's time.
         let (lam, ends, mut costs) = NODE_DOMAINS.with_borrow_mut(|domains| {
             self.domains_into(st, domains);
-            let (lam, _) = self.solve(domains, time, false)?;
+            let (mut lam, _) = self.solve(domains, time, false)?;
+            self.feasible_pairs(&mut lam, Some(domains));
             // The adjusted costs of the node's values only (`adjusted` covers each universe).
             let mut ends = Vec::with_capacity(domains.len());
             let mut costs = Vec::with_capacity(domains.iter().map(Vec::len).sum());

@@ -1028,9 +1028,8 @@ proptest! {
     /// The root LP with the objective's pair terms in it (from the whole domains, or from a
     /// few columns and an incumbent), each term left as its residual cost: the bound with
     /// the residuals' joints never exceeds the cost of a plan, at the root or below it, nor
-    /// does a node LP's below it (on the unary costs with the pair terms' root multipliers,
-    /// plus the residuals' least), and the filter drops no value of a plan cheaper than the
-    /// limit.
+    /// does the bound of a node LP below it with the pair terms in it, and the filter drops
+    /// no value of a plan cheaper than the limit.
     #[test]
     fn a_root_lp_with_pair_terms_bounds_every_plan(
         seed in any::<u64>(),
@@ -1090,22 +1089,23 @@ proptest! {
         let below = lb(&mut st);
         let limit = below + above as f64;
         let drop = lag.filter(&mut st, below, limit);
-        // A node LP on the unary costs with the pair terms' root multipliers, plus the
-        // residuals' least at the node (what the search's node LPs count).
-        let (mut base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
-        lag.add_pair_parts(&mut base, &st);
-        let node = crate::lp::Relaxation::new(&p, &st, &active, base, &cuts)
+        // A node LP with the absorbed pair terms in it, plus the other terms' own bounds
+        // (what the search's node LPs count).
+        let (base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
+        let terms = lag.absorbed_terms();
+        let node = crate::lp::Relaxation::with_pairs(&p, &obj, &st, &active, base, &cuts, &terms)
             .and_then(|lp| lp.node(&st, time, f64::INFINITY))
             .map(|(dual, _)| dual.lb);
-        let residuals: f64 = lag
+        let others: f64 = lag
             .others
             .iter()
-            .map(|&t| lag.residual_lb(t, &st).unwrap_or_else(|| obj.term_lb(root[t].0, root[t].1, &mut st, 0)))
+            .filter(|&&t| !lag.absorbs(t))
+            .map(|&t| obj.term_lb(root[t].0, root[t].1, &mut st, 0))
             .sum();
         for (cost, plan) in plans.iter().filter(|(_, plan)| within(&st, plan)) {
             prop_assert!(below <= cost + 1e-6, "bound {below} above a plan of {cost}");
             if let Some(n) = node {
-                prop_assert!(n + residuals <= cost + 1e-6, "node LP {n} + residuals {residuals} above a plan of {cost}");
+                prop_assert!(n + others <= cost + 1e-6, "node LP {n} + others {others} above a plan of {cost}");
             }
             for &(x, v) in &drop {
                 prop_assert!(plan[x as usize].0 != v || *cost >= limit - 1e-9, "dropped {x}={v} of a plan of {cost} < {limit}");

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::Relaxation;
+use super::{Relaxation, capacity_rows};
 use crate::expr::{Compiled, PairFn};
 use crate::lagrange::Absorbed;
 use crate::state::State;
@@ -182,58 +182,181 @@ pub(super) struct PairRows {
 }
 
 impl Relaxation {
+    /// [`Relaxation::new`] with the pair terms `terms` of the objective in it, each with a
+    /// column for every pair of values (a node's LP: small domains); `None` also when one of
+    /// them cannot be taken in ([`pair_terms`]).
+    pub(crate) fn with_pairs(
+        p: &Problem,
+        obj: &Compiled,
+        st: &State,
+        active: &[u32],
+        base: Vec<Vec<f64>>,
+        cuts: &[Linear],
+        terms: &[usize],
+    ) -> Option<Relaxation> {
+        let pts = pair_terms(p, obj, st, terms);
+        if pts.len() != terms.len() {
+            return None;
+        }
+        let pairs = pts
+            .into_iter()
+            .map(|pt| {
+                let ny = pt.ys.len() as u32;
+                let z = (0..pt.xs.len() as u32)
+                    .flat_map(|k| (0..ny).map(move |l| (k, l)))
+                    .collect();
+                (pt, z)
+            })
+            .collect();
+        let mut caps = capacity_rows(p, st, active);
+        for c in cuts {
+            caps.add(st, c.clone());
+        }
+        Relaxation::about(p, st, active, base, None, caps, pairs)
+    }
+
+    /// How many pair columns the LP over `cols` has, and whether none costs less than 0
+    /// (the dense simplex starts from a dual feasible basis only then).
+    pub(super) fn count_pairs(&self, cols: &[Vec<u32>]) -> (usize, bool) {
+        let (mut n, mut nonnegative) = (0, true);
+        for pr in &self.pairs {
+            for (k, l) in self.live_pairs(pr, cols) {
+                n += 1;
+                nonnegative &= pr.pt.cost(k, l) >= 0.0;
+            }
+        }
+        (n, nonnegative)
+    }
+
+    /// The dense simplex's pair columns (after the assignment groups' in `costs`), each in
+    /// its two rows (`at`: a row's place among the live ones; both live, it has a column).
+    pub(super) fn dense_pairs(
+        &self,
+        cols: &[Vec<u32>],
+        at: &[usize],
+        rows: &mut [crate::simplex::Row],
+        costs: &mut Vec<f64>,
+    ) {
+        for pr in &self.pairs {
+            for (k, l) in self.live_pairs(pr, cols) {
+                for r in [pr.a_row + k as usize, pr.b_row + l as usize] {
+                    rows[at[r]].terms.push((costs.len(), 1.0));
+                }
+                costs.push(pr.pt.cost(k, l));
+            }
+        }
+    }
+
+    /// Each pair column's row in the dual LP `lp` (`lam`: the rows' multipliers there):
+    /// `−λ_A(x) − λ_B(y) ≤ c_xy`.
+    pub(super) fn dual_pairs(
+        &self,
+        cols: &[Vec<u32>],
+        lam: &[Option<microlp::Variable>],
+        lp: &mut microlp::Problem,
+    ) {
+        for pr in &self.pairs {
+            for (k, l) in self.live_pairs(pr, cols) {
+                if let (Some(la), Some(lb)) =
+                    (lam[pr.a_row + k as usize], lam[pr.b_row + l as usize])
+                {
+                    let c = pr.pt.cost(k, l);
+                    lp.add_constraint([(la, -1.0), (lb, -1.0)], microlp::ComparisonOp::Le, c);
+                }
+            }
+        }
+    }
+
+    /// The pair columns of `pr` whose two values are among `cols` (per variable of the LP):
+    /// the others are 0 at a node without one of their values.
+    pub(super) fn live_pairs<'a>(
+        &self,
+        pr: &'a PairRows,
+        cols: &'a [Vec<u32>],
+    ) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let (ca, cb) = (self.cols_of(pr.pt.a, cols), self.cols_of(pr.pt.b, cols));
+        pr.z.iter().copied().filter(move |&(k, l)| {
+            ca.binary_search(&pr.pt.xs[k as usize]).is_ok()
+                && cb.binary_search(&pr.pt.ys[l as usize]).is_ok()
+        })
+    }
+
+    /// The columns of variable `x` among `cols` (per variable of the LP).
+    fn cols_of<'a>(&self, x: u32, cols: &'a [Vec<u32>]) -> &'a [u32] {
+        self.pos
+            .get(x as usize)
+            .and_then(|&i| cols.get(i))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// Makes the pair rows' multipliers (`α_x = −λ` of `x`'s row, `β_y` likewise) feasible
-    /// over every root pair: a value without a pair column gets the largest `α_x` the
-    /// columns' `β` allow, then each `β_y` is lowered to `min_x c_xy − α_x`. Any `α`, `β` with
-    /// `α_x + β_y ≤ c_xy` everywhere bound the term from below, whatever the LP did.
-    pub(super) fn feasible_pairs(&self, lam: &mut [f64]) {
+    /// over every pair of values in `live` (per variable of the LP; `None`: every root pair):
+    /// a value without a pair column gets the largest `α_x` the columns' `β` allow, then
+    /// each `β_y` is lowered to `min_x c_xy − α_x`. Any `α`, `β` with `α_x + β_y ≤ c_xy` on
+    /// those pairs bound the term from below there, whatever the LP did.
+    pub(super) fn feasible_pairs(&self, lam: &mut [f64], live: Option<&[Vec<u32>]>) {
         for pr in &self.pairs {
             let pt = &pr.pt;
             let (nx, ny) = (pt.xs.len(), pt.ys.len());
+            let is_live = |x: u32, vals: &[u32]| -> Vec<bool> {
+                match live {
+                    None => vec![true; vals.len()],
+                    Some(cols) => {
+                        let c = self.cols_of(x, cols);
+                        vals.iter().map(|v| c.binary_search(v).is_ok()).collect()
+                    }
+                }
+            };
+            let (live_k, live_l) = (is_live(pt.a, &pt.xs), is_live(pt.b, &pt.ys));
             // Far from any cost the multipliers only lose precision: clamped.
             let span = 2.0 * pt.c.iter().fold(1.0, |m: f64, c| m.max(c.abs()));
             let (mut has_k, mut has_l) = (vec![false; nx], vec![false; ny]);
             for &(k, l) in &pr.z {
-                has_k[k as usize] = true;
-                has_l[l as usize] = true;
+                if live_k[k as usize] && live_l[l as usize] {
+                    has_k[k as usize] = true;
+                    has_l[l as usize] = true;
+                }
             }
+            let ks: Vec<usize> = (0..nx).filter(|&k| live_k[k]).collect();
+            let ls: Vec<usize> = (0..ny).filter(|&l| live_l[l]).collect();
             let known = |has: bool, l: f64| (has && l.is_finite()).then(|| (-l).clamp(-span, span));
             let beta: Vec<Option<f64>> = (0..ny)
                 .map(|l| known(has_l[l], lam[pr.b_row + l]))
                 .collect();
-            let alpha: Vec<f64> = (0..nx)
-                .map(|k| {
+            let alpha: Vec<(usize, f64)> = ks
+                .iter()
+                .map(|&k| {
                     if let Some(a) = known(has_k[k], lam[pr.a_row + k]) {
-                        return a;
+                        return (k, a);
                     }
                     let cost = |l: usize| pt.cost(k as u32, l as u32);
-                    let m = (0..ny)
-                        .filter_map(|l| beta[l].map(|b| cost(l) - b))
+                    let m = ls
+                        .iter()
+                        .filter_map(|&l| beta[l].map(|b| cost(l) - b))
                         .fold(f64::INFINITY, f64::min);
                     if m.is_finite() {
-                        m
+                        (k, m)
                     } else {
-                        (0..ny).map(cost).fold(f64::INFINITY, f64::min)
+                        (k, ls.iter().map(|&l| cost(l)).fold(f64::INFINITY, f64::min))
                     }
                 })
                 .collect();
-            for (l, b) in beta.iter().enumerate() {
-                let mut b = b.unwrap_or(f64::INFINITY);
-                for (k, a) in alpha.iter().enumerate() {
+            for &l in &ls {
+                let mut b = beta[l].unwrap_or(f64::INFINITY);
+                for &(k, a) in &alpha {
                     b = b.min(pt.cost(k as u32, l as u32) - a);
                 }
                 lam[pr.b_row + l] = -b;
             }
-            for (k, a) in alpha.iter().enumerate() {
+            for &(k, a) in &alpha {
                 lam[pr.a_row + k] = -a;
             }
         }
     }
 
-    /// Each pair term at the multipliers `lam` (made feasible by
-    /// [`Relaxation::feasible_pairs`]): its `α` and `β`, and its residual cost
-    /// `c_xy − α_x − β_y`, never negative on root pairs, computed as `β` was so that holds in
-    /// floating point too.
+    /// Each pair term's residual cost at the multipliers `lam` (made feasible by
+    /// [`Relaxation::feasible_pairs`]): `c_xy − α_x − β_y`, never negative on root pairs,
+    /// computed as `β` was so that holds in floating point too.
     pub(super) fn residuals(&self, lam: &[f64], st: &State) -> Vec<Absorbed> {
         self.pairs
             .iter()
@@ -244,23 +367,18 @@ impl Relaxation {
                     for (k, &v) in vals.iter().enumerate() {
                         m[v as usize] = -lam[row + k];
                     }
-                    Arc::<[f64]>::from(m)
+                    m
                 };
                 let alpha = per(pt.a, &pt.xs, pr.a_row);
                 let beta = per(pt.b, &pt.ys, pr.b_row);
                 let (w, f) = (pt.w, pt.f.clone());
-                let (al, be) = (alpha.clone(), beta.clone());
                 let residual: PairFn = Arc::new(move |x: Value, y: Value| {
-                    let a = al.get(x.index()).copied().unwrap_or(0.0);
-                    let b = be.get(y.index()).copied().unwrap_or(0.0);
+                    let a = alpha.get(x.index()).copied().unwrap_or(0.0);
+                    let b = beta.get(y.index()).copied().unwrap_or(0.0);
                     ((w * f(x, y) - a) - b).max(0.0)
                 });
                 Absorbed {
                     term: pt.term,
-                    a: pt.a,
-                    b: pt.b,
-                    alpha,
-                    beta,
                     residual,
                 }
             })

@@ -262,15 +262,21 @@ impl<'p> Engine<'p> {
             if depth > NODE_LP_BUILD_DEPTH {
                 return Ok(());
             }
-            // With the pair terms' root multipliers in the unary costs (their residuals are
-            // in `others_lb`): without them a node LP sees nothing of the pair terms.
-            let lag = self.lag.as_ref();
-            self.node_lp = lagrange::unary_costs(self.p, self.obj, &self.st)
-                .and_then(|(mut base, _)| {
-                    if let Some(l) = lag {
-                        l.add_pair_parts(&mut base, &self.st);
+            // With the pair terms the root LP absorbed (else it sees nothing of them).
+            let terms = self
+                .lag
+                .as_ref()
+                .map(|l| l.absorbed_terms())
+                .unwrap_or_default();
+            let (p, obj, st) = (self.p, self.obj, &self.st);
+            self.node_lp = lagrange::unary_costs(p, obj, st)
+                .and_then(|(base, _)| {
+                    if terms.is_empty() {
+                        crate::lp::Relaxation::new(p, st, &self.active, base, &self.cuts)
+                    } else {
+                        let (active, cuts) = (&self.active, &self.cuts);
+                        crate::lp::Relaxation::with_pairs(p, obj, st, active, base, cuts, &terms)
                     }
-                    crate::lp::Relaxation::new(self.p, &self.st, &self.active, base, &self.cuts)
                 })
                 .map(Arc::new);
         }
@@ -288,9 +294,8 @@ impl<'p> Engine<'p> {
         self.drop_values(drop)
     }
 
-    /// The bounds of the root terms the relaxation leaves out (all that are not unary, a
-    /// node LP reading none of them; of a pair term the root LP absorbed, its residual),
-    /// summed at this node.
+    /// The bounds of the root terms the node LPs leave out (those that are not unary, but
+    /// for the pair terms the root LP absorbed, which they take in), summed at this node.
     fn others_lb(&mut self) -> f64 {
         let (Some(root), Some(lag)) = (self.obj.root_terms(), &self.lag) else {
             return 0.0;
@@ -298,10 +303,12 @@ impl<'p> Engine<'p> {
         lag.others
             .iter()
             .map(|&t| {
-                lag.residual_lb(t, &self.st).unwrap_or_else(|| {
-                    self.obj
-                        .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
-                })
+                // An absorbed term is in every node LP: what is left of it counts 0.
+                if lag.absorbs(t) {
+                    return 0.0;
+                }
+                self.obj
+                    .term_lb(root[t].0, root[t].1, &mut self.st, self.obj_base)
             })
             .sum()
     }
