@@ -389,6 +389,11 @@ impl Lagrange {
         self.absorbed = absorbed;
     }
 
+    /// Whether the LP absorbed any pair term.
+    pub(crate) fn absorbs_any(&self) -> bool {
+        !self.absorbed.is_empty()
+    }
+
     /// Whether root term `t` is a pair term the LP absorbed.
     pub(crate) fn absorbs(&self, t: usize) -> bool {
         self.absorbed.iter().any(|ab| ab.term == t)
