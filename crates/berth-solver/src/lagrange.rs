@@ -31,6 +31,10 @@
 //!   minima stay lower bounds; they rise as the search removes the values of one side, and
 //!   give a value its own reduced cost (`s_a adj_a(x) + m_a(x)`) in the filtering.
 //!
+//! A pair term the root LP took in (`lp.rs`) is bounded the same way with its residual cost
+//! in place of its cost (its multipliers are in the adjusted costs; the residual is never
+//! negative), and alone it counts 0.
+//!
 //! Sound for any `λ ≥ 0`: the bound never exceeds the cost of a plan, whatever the
 //! subgradient steps did. The oracle tests check it against brute force.
 
@@ -74,6 +78,15 @@ struct Joint {
     oj: Vec<u32>,
 }
 
+/// A pair term the root LP moved into the adjusted costs (`lp/pairs.rs`): what is left of it.
+#[derive(Clone)]
+pub(crate) struct Absorbed {
+    /// The root term.
+    pub(crate) term: usize,
+    /// `w · cost − α − β`, never negative on root pairs.
+    pub(crate) residual: crate::expr::PairFn,
+}
+
 /// The relaxation with its multipliers fixed.
 #[derive(Clone)]
 pub(crate) struct Lagrange {
@@ -99,6 +112,8 @@ pub(crate) struct Lagrange {
     joints: Vec<Joint>,
     /// Per variable (indexed like `vars`): its joints.
     joints_of: Vec<Vec<usize>>,
+    /// Pair terms the LP moved into the adjusted costs.
+    absorbed: Vec<Absorbed>,
     /// Cost evaluations of one joint bound ([`JOINT_BUDGET`]; tests lower it).
     pub(crate) joint_budget: u32,
     /// Cost evaluations of one side's root marginals ([`MARGINAL_BUDGET`]; tests lower it
@@ -331,6 +346,7 @@ impl Lagrange {
             group_of: vec![usize::MAX; vars.len()],
             joints_of: vec![Vec::new(); vars.len()],
             joints: Vec::new(),
+            absorbed: Vec::new(),
             joint_budget: JOINT_BUDGET,
             marginal_budget: MARGINAL_BUDGET,
             vars,
@@ -367,6 +383,22 @@ impl Lagrange {
         lb
     }
 
+    /// Pair terms of `others` whose part the adjusted costs already count: each is bounded
+    /// by its residual cost from now on.
+    pub(crate) fn absorb(&mut self, absorbed: Vec<Absorbed>) {
+        self.absorbed = absorbed;
+    }
+
+    /// Whether the LP absorbed any pair term.
+    pub(crate) fn absorbs_any(&self) -> bool {
+        !self.absorbed.is_empty()
+    }
+
+    /// Whether root term `t` is a pair term the LP absorbed.
+    pub(crate) fn absorbs(&self, t: usize) -> bool {
+        self.absorbed.iter().any(|ab| ab.term == t)
+    }
+
     /// Bounds jointly the pair terms among `others` whose two variables the relaxation
     /// reads and no group has taken, and computes their shares and root marginals.
     pub(crate) fn pair_up(&mut self, obj: &Compiled, sign: f64) {
@@ -375,12 +407,24 @@ impl Lagrange {
         };
         for &t in &self.others {
             let (weight, node) = root[t];
-            let w = sign * weight;
+            let residual = self
+                .absorbed
+                .iter()
+                .find(|ab| ab.term == t)
+                .map(|ab| ab.residual.clone());
+            let w = if residual.is_some() {
+                1.0
+            } else {
+                sign * weight
+            };
             let pair = obj.pair_leaf(node).and_then(|(a, b, cost, lo, hi)| {
                 let i = self.vars.binary_search(&a).ok()?;
                 let j = self.vars.binary_search(&b).ok()?;
                 let free = |k: usize| self.group_of[k] == usize::MAX;
-                let floor = if w > 0.0 { w * lo } else { w * hi };
+                let (cost, floor) = match &residual {
+                    Some(r) => (r, 0.0),
+                    None => (cost, if w > 0.0 { w * lo } else { w * hi }),
+                };
                 (i != j && free(i) && free(j) && w != 0.0 && floor.is_finite()).then(|| Joint {
                     term: t,
                     i,
@@ -465,12 +509,23 @@ impl Lagrange {
         (m, order)
     }
 
-    /// The terms of `others` bounded on their own (not in a joint).
+    /// The terms of `others` bounded on their own (not in a joint, nor absorbed: a residual
+    /// alone counts 0).
     pub(crate) fn alone(&self) -> impl Iterator<Item = usize> + '_ {
-        self.others
-            .iter()
-            .copied()
-            .filter(|&t| self.joints.iter().all(|jt| jt.term != t))
+        self.others.iter().copied().filter(|&t| {
+            self.joints.iter().all(|jt| jt.term != t) && self.absorbed.iter().all(|ab| ab.term != t)
+        })
+    }
+
+    /// The root terms of the pair terms the LP moved into the adjusted costs.
+    pub(crate) fn absorbed_terms(&self) -> Vec<usize> {
+        self.absorbed.iter().map(|ab| ab.term).collect()
+    }
+
+    /// How many pair terms the LP moved into the adjusted costs.
+    #[cfg(test)]
+    pub(crate) fn absorbed(&self) -> usize {
+        self.absorbed.len()
     }
 
     /// How many pair terms are bounded jointly.

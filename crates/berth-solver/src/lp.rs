@@ -28,8 +28,22 @@
 //! domains ([`Relaxation::node`]). A node's assigned variables leave its LP (their dual
 //! follows from the rows' multipliers), and what is left is usually small enough for the
 //! dense dual simplex of `simplex.rs` instead of `microlp`.
+//!
+//! A pair term `w · cost(a, b)` of the objective enters the root LP by its transportation
+//! relaxation ([`PairTerm`]): columns `z_xy ≥ 0`, priced like the value columns, in rows
+//! `Σ_y z_xy = [a = x]` and `Σ_x z_xy = [b = y]`. Their multipliers `α_x`, `β_y`, made to
+//! satisfy `α_x + β_y ≤ w · cost(x, y)` on every root pair, move the term into the unary
+//! costs; what is left of it, `w · cost − α − β ≥ 0`, is bounded by the joints of
+//! `lagrange.rs`. Without it the capacities' multipliers were chosen blind to the pair
+//! terms (h60x800p-s1: root bound 86 160 → 86 960, plan 87 193). The node LPs take the same
+//! terms in with a column for every pair of their values, fresh multipliers at each node
+//! (the dense simplex too, where no pair column costs less than 0: its start then is dual
+//! feasible); with the root's multipliers alone h60x800p-s1 was not proven in 120 s.
 
-use std::collections::{BTreeMap, HashMap};
+mod pairs;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use microlp::{ComparisonOp, OptimizationDirection, Variable};
@@ -39,6 +53,14 @@ use crate::expr::Compiled;
 use crate::lagrange::{Lagrange, cost_of, unary_costs};
 use crate::state::State;
 use crate::{Linear, NO_KEY, Problem, Value, VarId};
+use pairs::{
+    PairColumns, PairRows, PairTerm, cover_pairs, link_rows, pair_terms, price_pairs, seed_pairs,
+};
+
+/// [`crate::simplex::MAX_CELLS`] of an LP with pair columns, on which `microlp` is slow
+/// (h80x800p-s1, two threads: proven in 26.0 s at 200 000 against 76 s at 40 000; at
+/// 100 000 in 29.9 s, at 1 000 000 not in 30 s).
+const MAX_PAIR_CELLS_DENSE: usize = 200_000;
 
 /// A row's terms: `(variable, value, coefficient)`.
 type Terms = Vec<(VarId, Value, f64)>;
@@ -59,6 +81,7 @@ pub(crate) fn relax(
 ) -> Option<(Lagrange, Vec<Linear>)> {
     let (base, others) = unary_costs(p, obj, st)?;
     let start = std::time::Instant::now();
+    let pairs = pair_terms(p, obj, st, &others);
     // Column generation: the LP over a few cheap values per variable and the incumbent's
     // (so it has a solution), then the values whose reduced cost is negative, until none is.
     // Whatever it stops at, the multipliers bound over the whole domains. Each round's rows
@@ -85,11 +108,13 @@ pub(crate) fn relax(
             c
         })
         .collect();
+    let mut zs = seed_pairs(&pairs, incumbent);
     let root = Root {
         p,
         st,
         active,
         base,
+        pairs,
         limited: incumbent.is_some(),
         start,
         time,
@@ -108,7 +133,7 @@ pub(crate) fn relax(
     let mut best_bound = f64::NEG_INFINITY;
     let mut first_gain = None;
     for round in 0..=CUT_ROUNDS {
-        let Some(g) = generate(&root, &mut cols, &caps) else {
+        let Some(g) = generate(&root, &mut cols, &mut zs, &caps) else {
             break;
         };
         let bound = g.bound(st);
@@ -149,10 +174,10 @@ pub(crate) fn relax(
         }
     }
     let g = best?;
-    Some((
-        Lagrange::new(g.lp.vars, g.adj, g.lp.built_on, g.offset, others),
-        caps.rows.split_off(first_cut),
-    ))
+    let residuals = g.lp.residuals(&g.lam, st);
+    let mut lag = Lagrange::new(g.lp.vars, g.adj, g.lp.built_on, g.offset, others);
+    lag.absorb(residuals);
+    Some((lag, caps.rows.split_off(first_cut)))
 }
 
 /// Most rounds of cover cuts on the capacities' rows at the root, after the first LP.
@@ -169,6 +194,8 @@ struct Generated {
     adj: Vec<Vec<f64>>,
     offset: f64,
     u: Vec<f64>,
+    /// The rows' multipliers (the pair rows' made feasible).
+    lam: Vec<f64>,
 }
 
 impl Generated {
@@ -195,6 +222,8 @@ struct Root<'a> {
     st: &'a State,
     active: &'a [u32],
     base: Vec<Vec<f64>>,
+    /// The pair terms in the LP.
+    pairs: Vec<Arc<PairTerm>>,
     /// Columns start from a few values per variable (else from whole domains).
     limited: bool,
     /// The LP's time limit, from `start`.
@@ -216,23 +245,51 @@ impl Root<'_> {
 /// few values per variable where `root.limited`), then the values whose reduced cost is
 /// negative, until none is. Whatever it stops at, the multipliers bound over the whole
 /// domains.
-fn generate(root: &Root<'_>, cols: &mut [Vec<u32>], caps: &RowSet) -> Option<Generated> {
+fn generate(
+    root: &Root<'_>,
+    cols: &mut [Vec<u32>],
+    zs: &mut [BTreeSet<(u32, u32)>],
+    caps: &RowSet,
+) -> Option<Generated> {
     let Root { p, st, active, .. } = *root;
     let mut last: Option<Generated> = None;
     loop {
+        // Every value among the columns has a pair column (else its row forces it to 0).
+        for (pt, z) in root.pairs.iter().zip(zs.iter_mut()) {
+            cover_pairs(pt, &cols[pt.a as usize], &cols[pt.b as usize], z);
+        }
         let wanted = root.limited.then_some(&*cols);
-        let Some(lp) = Relaxation::about(p, st, active, root.base.clone(), wanted, caps.clone())
-        else {
+        let pairs: Vec<PairColumns> = root
+            .pairs
+            .iter()
+            .zip(zs.iter())
+            .map(|(pt, z)| (pt.clone(), z.iter().copied().collect()))
+            .collect();
+        let Some(lp) = Relaxation::about(
+            p,
+            st,
+            active,
+            root.base.clone(),
+            wanted,
+            caps.clone(),
+            pairs,
+        ) else {
             break;
         };
         let lp_cols: Vec<Vec<u32>> = lp.vars.iter().map(|&x| cols[x as usize].clone()).collect();
         let left = root.left();
         // A round cut short keeps the multipliers of the one before.
-        let Some((lam, u)) = lp.solve(&lp_cols, left, true) else {
+        let Some((mut lam, u)) = lp.solve(&lp_cols, left, true) else {
             break;
         };
-        let (adj, offset) = lp.adjusted(&lam);
+        // Pair columns of negative reduced cost at the LP's own multipliers, then those made
+        // feasible over every root pair (the bound's).
         let mut added = false;
+        for ((pt, z), pr) in root.pairs.iter().zip(zs.iter_mut()).zip(&lp.pairs) {
+            added |= price_pairs(pt, pr, &lam, &cols[pt.a as usize], &cols[pt.b as usize], z);
+        }
+        lp.feasible_pairs(&mut lam, None);
+        let (adj, offset) = lp.adjusted(&lam);
         for (i, dom) in lp.built_on.iter().enumerate() {
             let c = &mut cols[lp.vars[i] as usize];
             let mut neg: Vec<(f64, u32)> = dom
@@ -254,6 +311,7 @@ fn generate(root: &Root<'_>, cols: &mut [Vec<u32>], caps: &RowSet) -> Option<Gen
             adj,
             offset,
             u,
+            lam,
         });
         if !added || root.expired() {
             break;
@@ -355,6 +413,8 @@ pub(crate) struct Relaxation {
     /// `by_column[starts[i][k]..starts[i][k + 1]]`, rows increasing.
     by_column: Vec<(usize, f64)>,
     starts: Vec<Vec<usize>>,
+    /// The pair terms in the LP (the root's only).
+    pairs: Vec<PairRows>,
 }
 
 impl Relaxation {
@@ -371,11 +431,12 @@ impl Relaxation {
         for c in cuts {
             caps.add(st, c.clone());
         }
-        Relaxation::about(p, st, active, base, None, caps)
+        Relaxation::about(p, st, active, base, None, caps, Vec::new())
     }
 
     /// [`Relaxation::new`] with the rows the `wanted` values need (see [`rows_onto`]): an
-    /// LP over columns among them only. `caps`: the capacities' rows ([`capacity_rows`]).
+    /// LP over columns among them only. `caps`: the capacities' rows ([`capacity_rows`]);
+    /// `pairs`: pair terms with their columns, whose rows follow the others.
     fn about(
         p: &Problem,
         st: &State,
@@ -383,8 +444,10 @@ impl Relaxation {
         mut base: Vec<Vec<f64>>,
         wanted: Option<&[Vec<u32>]>,
         caps: RowSet,
+        pairs: Vec<PairColumns>,
     ) -> Option<Relaxation> {
-        let rows = rows_onto(caps, p, st, active, wanted)?;
+        let mut rows = rows_onto(caps, p, st, active, wanted)?;
+        let pair_rows = link_rows(&mut rows, pairs);
         if rows.is_empty() || base.iter().all(Vec::is_empty) {
             return None;
         }
@@ -420,6 +483,7 @@ impl Relaxation {
             pos,
             by_column: Vec::new(),
             starts: Vec::new(),
+            pairs: pair_rows,
         };
         lp.built_on = lp.domains(st);
         lp.index_columns();
@@ -556,11 +620,18 @@ impl Relaxation {
         // A row without a free column has a constant multiplier term, so 0 is as good as
         // any multiplier; a `≤` row that holds whatever the free columns take (each at
         // most 1) never binds either (e.g. the support row of a value not among them).
-        let live: Vec<bool> = (0..nrows)
+        let mut live: Vec<bool> = (0..nrows)
             .map(|r| {
                 free_terms[r] > 0 && (self.rows[r].equal || used[r] + most[r] > self.rows[r].rhs)
             })
             .collect();
+        // A pair row with a pair column binds even where its value is the only one left.
+        for pr in &self.pairs {
+            for (k, l) in self.live_pairs(pr, cols) {
+                live[pr.a_row + k as usize] = true;
+                live[pr.b_row + l as usize] = true;
+            }
+        }
         let col = Columns::new(cols, &fixed, |i, v| self.column(i, v), &live);
         let (free, free_cols) = cols
             .iter()
@@ -568,8 +639,16 @@ impl Relaxation {
             .filter(|(_, f)| f.is_none())
             .fold((0, 0), |(n, c), (dom, _)| (n + 1, c + dom.len()));
         let live_rows = live.iter().filter(|&&l| l).count();
-        let cells = (free + live_rows) * (free_cols + live_rows);
-        if cells <= crate::simplex::MAX_CELLS {
+        // The pair columns outside the assignment groups; the dense simplex starts from a
+        // dual feasible basis only where none costs less than 0.
+        let (pair_cols, nonnegative) = self.count_pairs(cols);
+        let cells = (free + live_rows) * (free_cols + pair_cols + live_rows);
+        let dense = if self.pairs.is_empty() {
+            crate::simplex::MAX_CELLS
+        } else {
+            MAX_PAIR_CELLS_DENSE
+        };
+        if cells <= dense && nonnegative {
             return self.solve_dense(cols, &fixed, &col, &live, &used, duals);
         }
         let mut lp = microlp::Problem::new(OptimizationDirection::Maximize);
@@ -608,6 +687,7 @@ impl Relaxation {
                 lp.add_constraint(expr.as_slice(), ComparisonOp::Le, c);
             }
         }
+        self.dual_pairs(cols, &lam, &mut lp);
         let outcome = lp.solve().ok()?;
         let sol = outcome.solution()?;
         let lam: Vec<f64> = self
@@ -705,6 +785,7 @@ impl Relaxation {
             }
             groups.push(start..costs.len());
         }
+        self.dense_pairs(cols, &at, &mut rows, &mut costs);
         let mult = crate::simplex::solve(&groups, &costs, &rows)?;
         let lam: Vec<f64> = at
             .iter()
@@ -763,8 +844,29 @@ impl Relaxation {
             lp.add_constraint(sum.as_slice(), ComparisonOp::Eq, 1.0);
             vars.push(vs);
         }
-        for row in &self.rows {
-            let expr: Vec<(Variable, f64)> = row
+        // The pair columns between taken values, in their rows.
+        let mut extra: HashMap<usize, Vec<(Variable, f64)>> = HashMap::new();
+        let taken = |x: u32, v: u32| {
+            let i = *self.pos.get(x as usize)?;
+            vars.get(i)?.iter().find(|p| p.0 == v).map(|p| p.1)
+        };
+        let mut zvars = Vec::new();
+        for pr in &self.pairs {
+            let pt = &pr.pt;
+            for &(k, l) in &pr.z {
+                let (x, y) = (pt.xs[k as usize], pt.ys[l as usize]);
+                if taken(pt.a, x).is_some() && taken(pt.b, y).is_some() {
+                    zvars.push((pr.a_row + k as usize, pr.b_row + l as usize, pt.cost(k, l)));
+                }
+            }
+        }
+        for (ra, rb, c) in zvars {
+            let z = lp.add_var(c, (0.0, f64::INFINITY));
+            extra.entry(ra).or_default().push((z, 1.0));
+            extra.entry(rb).or_default().push((z, 1.0));
+        }
+        for (r, row) in self.rows.iter().enumerate() {
+            let mut expr: Vec<(Variable, f64)> = row
                 .terms
                 .iter()
                 .filter_map(|&(x, v, a)| {
@@ -773,6 +875,7 @@ impl Relaxation {
                     vs.iter().find(|p| p.0 == v.0).map(|p| (p.1, a))
                 })
                 .collect();
+            expr.extend(extra.remove(&r).unwrap_or_default());
             if expr.is_empty() {
                 continue;
             }
@@ -816,7 +919,8 @@ impl Relaxation {
         // allocated two vectors per variable, a tenth of h60x800-s6's time.
         let (lam, ends, mut costs) = NODE_DOMAINS.with_borrow_mut(|domains| {
             self.domains_into(st, domains);
-            let (lam, _) = self.solve(domains, time, false)?;
+            let (mut lam, _) = self.solve(domains, time, false)?;
+            self.feasible_pairs(&mut lam, Some(domains));
             // The adjusted costs of the node's values only (`adjusted` covers each universe).
             let mut ends = Vec::with_capacity(domains.len());
             let mut costs = Vec::with_capacity(domains.iter().map(Vec::len).sum());

@@ -986,3 +986,130 @@ proptest! {
         }
     }
 }
+
+/// `linked` with its objective replaced by unary costs and one to three pair tables between
+/// distinct variables (weights of either sign), minimized or maximized: the root LP then
+/// takes the pair terms in as transportation rows.
+fn paired(seed: u64, maximize: bool) -> (crate::Problem, usize) {
+    use crate::Sense;
+    let mut p = linked(seed);
+    let sizes = p.sizes();
+    let (n, m) = (sizes.len() as u64, sizes[0]);
+    let mut next = xorshift(seed ^ 0x7061_6972);
+    let weights = [1.0, 3.0, -1.0, 0.5];
+    let mut terms: Vec<(f64, Expr)> = (0..n as u32)
+        .map(|x| {
+            let costs: Vec<f64> = (0..m).map(|_| next(20) as f64).collect();
+            (1.0, Expr::unary(VarId(x), costs))
+        })
+        .collect();
+    let count = 1 + next(3) as usize;
+    for _ in 0..count {
+        let a = next(n) as u32;
+        let b = (a + 1 + next(n - 1) as u32) % n as u32;
+        let table: Vec<f64> = (0..m * m).map(|_| next(15) as f64).collect();
+        terms.push((
+            weights[next(4) as usize],
+            Expr::pair_table(VarId(a), VarId(b), m, table),
+        ));
+    }
+    let sense = if maximize {
+        Sense::Maximize
+    } else {
+        Sense::Minimize
+    };
+    p.set_objective(sense, Expr::sum(terms));
+    (p, count)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// The root LP with the objective's pair terms in it (from the whole domains, or from a
+    /// few columns and an incumbent), each term left as its residual cost: the bound with
+    /// the residuals' joints never exceeds the cost of a plan, at the root or below it, nor
+    /// does the bound of a node LP below it with the pair terms in it, and the filter drops
+    /// no value of a plan cheaper than the limit.
+    #[test]
+    fn a_root_lp_with_pair_terms_bounds_every_plan(
+        seed in any::<u64>(),
+        cut in any::<u64>(),
+        maximize in any::<bool>(),
+        incumbent in any::<bool>(),
+        above in 0u64..20,
+    ) {
+        let (p, count) = paired(seed, maximize);
+        let obj = p.compile().expect("valid");
+        let sign = p.sign();
+        let sizes = p.sizes();
+        let mut st = State::new(&sizes, obj.cells.clone());
+        let mut next = xorshift(cut);
+        let mut remove = |st: &mut State, odds: u64| {
+            for (x, &m) in sizes.iter().enumerate() {
+                for v in 0..m {
+                    if next(odds) == 0 && st.size(x as u32) > 1 && st.contains(x as u32, v) {
+                        st.remove(x as u32, v, WHY).expect("one value stays");
+                    }
+                }
+            }
+        };
+        remove(&mut st, 5);
+        let within = |st: &State, plan: &[Value]| {
+            plan.iter().enumerate().all(|(x, v)| st.contains(x as u32, v.0))
+        };
+        let plans: Vec<(f64, Vec<Value>)> = all_plans(&p)
+            .into_iter()
+            .filter(|(_, plan)| within(&st, plan))
+            .map(|(score, plan)| (sign * score, plan))
+            .collect();
+        let start = plans.get(seed as usize % plans.len().max(1)).filter(|_| incumbent);
+        let active: Vec<u32> = (0..p.constraint_count() as u32).collect();
+        let time = std::time::Duration::from_secs(10);
+        let relaxed = crate::lp::relax(&p, &obj, &st, &active, start.map(|s| s.1.as_slice()), time);
+        let Some((mut lag, cuts)) = relaxed else {
+            return Ok(());
+        };
+        prop_assert_eq!(lag.absorbed(), count);
+        lag.pair_up(&obj, sign);
+        let root = obj.root_terms().expect("a sum").to_vec();
+        let lb = |st: &mut State| {
+            let alone: f64 = lag.alone().map(|t| obj.term_lb(root[t].0, root[t].1, st, 0)).sum();
+            lag.bound(st) + alone
+        };
+        let best = plans.iter().map(|t| t.0).fold(f64::INFINITY, f64::min);
+        let at_root = lb(&mut st);
+        prop_assert!(at_root <= best + 1e-6, "root bound {at_root} above the optimum {best}");
+        // Below the root: more removals, now and then an assignment.
+        remove(&mut st, 3);
+        if next(2) == 0 {
+            let x = next(sizes.len() as u64) as u32;
+            let v = st.values(x).next().expect("a value").0;
+            let _ = st.assign(x, v);
+        }
+        let below = lb(&mut st);
+        let limit = below + above as f64;
+        let drop = lag.filter(&mut st, below, limit);
+        // A node LP with the absorbed pair terms in it, plus the other terms' own bounds
+        // (what the search's node LPs count).
+        let (base, _) = crate::lagrange::unary_costs(&p, &obj, &st).expect("unary costs");
+        let terms = lag.absorbed_terms();
+        let node = crate::lp::Relaxation::with_pairs(&p, &obj, &st, &active, base, &cuts, &terms)
+            .and_then(|lp| lp.node(&st, time, f64::INFINITY))
+            .map(|(dual, _)| dual.lb);
+        let others: f64 = lag
+            .others
+            .iter()
+            .filter(|&&t| !lag.absorbs(t))
+            .map(|&t| obj.term_lb(root[t].0, root[t].1, &mut st, 0))
+            .sum();
+        for (cost, plan) in plans.iter().filter(|(_, plan)| within(&st, plan)) {
+            prop_assert!(below <= cost + 1e-6, "bound {below} above a plan of {cost}");
+            if let Some(n) = node {
+                prop_assert!(n + others <= cost + 1e-6, "node LP {n} + others {others} above a plan of {cost}");
+            }
+            for &(x, v) in &drop {
+                prop_assert!(plan[x as usize].0 != v || *cost >= limit - 1e-9, "dropped {x}={v} of a plan of {cost} < {limit}");
+            }
+        }
+    }
+}
