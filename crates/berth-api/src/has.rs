@@ -360,14 +360,68 @@ async fn find(st: &AppState, id: &str) -> Result<Plan> {
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("plan `{id}` not found"), D))
 }
 
-/// `GET /v1/plans/{id}` -> `{"plans": [plan]}`.
+/// `GET /v1/plans/{id}` -> `{"plans": [plan]}`. With `Prefer: wait=N` (RFC 7240) the answer
+/// comes once the plan is final, or after N seconds (capped below the request timeout), and
+/// says `Preference-Applied: wait=N`; a daemon with every waiting slot taken answers at once.
 pub async fn get_plan(
     State(st): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    waiting: Option<axum::Extension<crate::Waiting>>,
 ) -> Result<Response> {
-    let p = find(&st, &id).await?;
-    Ok(Json(json!({"plans": [plan_json(&p, &base(&headers))]})).into_response())
+    // Watching from before the read, so an end between the two is not missed.
+    let watch = waiting.as_ref().map(|_| st.plans.watch_final());
+    let mut p = find(&st, &id).await?;
+    let mut applied = None;
+    if let (Some(axum::Extension(w)), Some(watch)) = (waiting, watch)
+        && !p.status.is_final()
+    {
+        applied = Some(w.max.as_secs());
+        let waited = watch.until_final(&st.plans, &id, Some(p), w.max);
+        let stopping = async {
+            match st.stop.clone() {
+                Some(mut stop) => {
+                    let _ = stop.wait_for(|s| *s).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let latest = tokio::select! {
+            r = waited => r.map_err(|e| ApiError::from_service(&e, D))?,
+            () = stopping => st.plans.get(&id).await.map_err(|e| ApiError::from_service(&e, D))?,
+        };
+        p = latest.ok_or_else(|| {
+            ApiError::new(StatusCode::NOT_FOUND, format!("plan `{id}` not found"), D)
+        })?;
+    }
+    let mut r = Json(json!({"plans": [plan_json(&p, &base(&headers))]})).into_response();
+    if let Some(secs) = applied
+        && let Ok(v) = header::HeaderValue::from_str(&format!("wait={secs}"))
+    {
+        r.headers_mut().insert("preference-applied", v);
+    }
+    Ok(r)
+}
+
+/// The `wait` preference of `Prefer` headers in seconds (RFC 7240: `Prefer: wait=10`, among
+/// other preferences, case-insensitive, the value maybe quoted); none when absent, zero or
+/// unreadable (a preference the server cannot read is ignored, not refused).
+pub(crate) fn prefer_wait(headers: &HeaderMap) -> Option<std::time::Duration> {
+    headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|pref| {
+            let token = pref.split(';').next()?.trim();
+            let (name, value) = token.split_once('=')?;
+            if !name.trim().eq_ignore_ascii_case("wait") {
+                return None;
+            }
+            value.trim().trim_matches('"').parse::<u64>().ok()
+        })
+        .filter(|s| *s > 0)
+        .map(std::time::Duration::from_secs)
 }
 
 /// `DELETE /v1/plans/{id}` -> 204.

@@ -308,11 +308,7 @@ pub fn router(mut state: AppState, cfg: ApiConfig) -> Router {
         .fallback(not_found)
         .layer(middleware::from_fn(fields::collect))
         .layer(middleware::from_fn_with_state(state.clone(), auth))
-        .layer(middleware::from_fn_with_state(
-            (cfg.max_in_flight > 0)
-                .then(|| Arc::new(tokio::sync::Semaphore::new(cfg.max_in_flight))),
-            shed,
-        ))
+        .layer(middleware::from_fn_with_state(Gates::new(&cfg), shed))
         .layer(DefaultBodyLimit::max(cfg.body_limit))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
@@ -432,16 +428,58 @@ fn cross_site(req: &Request) -> Option<String> {
 
 /// Sheds load: past `max_in_flight` requests in progress, a request is answered 503 at once
 /// rather than queued, so the accepted ones keep their latency and memory stays bounded.
-async fn shed(
-    State(limit): State<Option<Arc<tokio::sync::Semaphore>>>,
-    req: Request,
-    next: Next,
-) -> Response {
+/// What `shed` admits: requests in progress, and plan reads waiting for the plan's end.
+#[derive(Clone)]
+struct Gates {
+    in_flight: Option<Arc<tokio::sync::Semaphore>>,
+    waiting: Arc<tokio::sync::Semaphore>,
+    /// Longest wait granted: below the request timeout, at most a minute.
+    max_wait: Duration,
+}
+
+impl Gates {
+    fn new(cfg: &ApiConfig) -> Gates {
+        Gates {
+            in_flight: (cfg.max_in_flight > 0)
+                .then(|| Arc::new(tokio::sync::Semaphore::new(cfg.max_in_flight))),
+            waiting: Arc::new(tokio::sync::Semaphore::new(
+                cfg.max_in_flight.saturating_mul(16).clamp(16, 4096),
+            )),
+            max_wait: cfg
+                .request_timeout
+                .saturating_sub(Duration::from_secs(1))
+                .min(Duration::from_secs(60)),
+        }
+    }
+}
+
+/// A plan read admitted to wait (`Prefer: wait=N`, RFC 7240) for at most `max`. Waiting reads
+/// hold a place of their own while they are served, not one of `max_in_flight`: a client
+/// waiting on a plan is not load.
+#[derive(Clone)]
+pub struct Waiting {
+    pub(crate) max: Duration,
+}
+
+async fn shed(State(gates): State<Gates>, mut req: Request, next: Next) -> Response {
     let probe = matches!(
         req.uri().path(),
         "/healthz" | "/readyz" | "/metrics" | "/v1/plans/healthcheck"
     );
-    let Some(limit) = limit.filter(|_| !probe) else {
+    if req.method() == axum::http::Method::GET
+        && req.uri().path().starts_with("/v1/plans/")
+        && let Some(wait) = has::prefer_wait(req.headers())
+        && !gates.max_wait.is_zero()
+        && let Ok(slot) = Arc::clone(&gates.waiting).try_acquire_owned()
+    {
+        req.extensions_mut().insert(Waiting {
+            max: wait.min(gates.max_wait),
+        });
+        let r = next.run(req).await;
+        drop(slot);
+        return r;
+    }
+    let Some(limit) = gates.in_flight.filter(|_| !probe) else {
         return next.run(req).await;
     };
     match limit.try_acquire_owned() {

@@ -117,7 +117,9 @@ const ROUTES: &[Route] = &[
         HttpMethod::Get,
         "/v1/plans/{id}",
         "get_plan",
-        "One plan with its recommendations (HAS)",
+        "One plan with its recommendations (HAS). With `Prefer: wait=N` the answer comes once the \
+         plan is final or after N seconds (capped below the request timeout), with \
+         `Preference-Applied: wait=N`",
         None,
         "200",
     ),

@@ -12,6 +12,7 @@ use tower::ServiceExt;
 use super::*;
 
 mod dims;
+mod longpoll;
 mod roles;
 mod shed;
 

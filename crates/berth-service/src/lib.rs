@@ -88,7 +88,7 @@ pub use inventory::{
 };
 pub use notify::{Notification, Notifier, NotifyConfig, NotifyStats, backoff};
 pub use ownership::{Owner, Ownership, OwnershipOptions};
-pub use plans::{Plan, PlanConfig, PlanRequest, PlanService};
+pub use plans::{FinalWatch, Plan, PlanConfig, PlanRequest, PlanService};
 pub use provider::{DEFAULT_PROVIDER, ProviderFlavor, ProviderInfo};
 pub use reservations::{
     ClusterMap, ClusterOptions, Committed, Holder, IdempotencyKey, PartitionKey, ReservationFilter,

@@ -139,6 +139,26 @@ pub struct PlanService {
     /// Plans this process accepted, claimed until the given time, for its own workers.
     accepted: mpsc::UnboundedSender<(String, DateTime<Utc>)>,
     accepted_rx: Mutex<mpsc::UnboundedReceiver<(String, DateTime<Utc>)>>,
+    /// Until when this daemon's workers leave the store's queue alone: set `poll` ahead when
+    /// a claim found nothing, so a busy daemon asks the queue once per `poll`, not once per
+    /// plan it finishes.
+    queue_quiet_until: std::sync::Mutex<Option<Instant>>,
+    /// Plans this process finished or deleted, for [`FinalWatch`].
+    finals: tokio::sync::broadcast::Sender<Final>,
+}
+
+/// A plan this process finished or deleted: `plan` as recorded, `None` when the record was not
+/// written here (deleted, or recorded elsewhere) and must be read.
+#[derive(Debug, Clone)]
+struct Final {
+    id: String,
+    plan: Option<Arc<Plan>>,
+}
+
+/// Waits for one plan's end, from before the read that found it unfinished (see
+/// [`PlanService::watch_final`]), so an end in between is not missed.
+pub struct FinalWatch {
+    finals: tokio::sync::broadcast::Receiver<Final>,
 }
 
 fn parse_status(s: &str) -> PlanStatus {
@@ -207,6 +227,8 @@ impl PlanService {
             working: Mutex::new(HashMap::new()),
             accepted: tx,
             accepted_rx: Mutex::new(rx),
+            queue_quiet_until: std::sync::Mutex::new(None),
+            finals: tokio::sync::broadcast::channel(256).0,
         });
         for _ in 0..svc.cfg.workers.max(1) {
             let svc = Arc::clone(&svc);
@@ -235,6 +257,12 @@ impl PlanService {
                 self.solve_accepted(&id, until).await;
                 continue;
             }
+            if let Some(left) = self.queue_quiet_for() {
+                if let Some((id, until)) = self.next_accepted(left).await {
+                    self.solve_accepted(&id, until).await;
+                }
+                continue;
+            }
             match self
                 .store
                 .claim_plan(&self.cfg.node, self.clock.now(), self.hold())
@@ -247,14 +275,10 @@ impl PlanService {
                     self.solve_claimed(&claim.plan_id).await;
                 }
                 Ok(None) => {
-                    let next = {
-                        let mut rx = self.accepted_rx.lock().await;
-                        tokio::select! {
-                            next = rx.recv() => next,
-                            () = tokio::time::sleep(self.cfg.poll) => None,
-                        }
-                    };
-                    if let Some((id, until)) = next {
+                    if let Ok(mut q) = self.queue_quiet_until.lock() {
+                        *q = Some(Instant::now() + self.cfg.poll);
+                    }
+                    if let Some((id, until)) = self.next_accepted(self.cfg.poll).await {
                         self.solve_accepted(&id, until).await;
                     }
                 }
@@ -263,6 +287,23 @@ impl PlanService {
                     tokio::time::sleep(self.cfg.poll).await;
                 }
             }
+        }
+    }
+
+    /// How long the store's queue is still left alone after a claim found it empty.
+    fn queue_quiet_for(&self) -> Option<Duration> {
+        let until = (*self.queue_quiet_until.lock().ok()?)?;
+        until
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+    }
+
+    /// The next plan accepted here, waiting at most `wait`.
+    async fn next_accepted(&self, wait: Duration) -> Option<(String, DateTime<Utc>)> {
+        let mut rx = self.accepted_rx.lock().await;
+        tokio::select! {
+            next = rx.recv() => next,
+            () = tokio::time::sleep(wait) => None,
         }
     }
 
@@ -411,6 +452,23 @@ impl PlanService {
         Ok(rec.map(|r| to_plan(r, &working)))
     }
 
+    /// Plan `id` once it is final (`done`, `not found`, `error`) or gone, waiting at most
+    /// `wait` (as it is then otherwise). A plan finished here is seen at once; one finished by
+    /// another daemon when the store is read again, every `poll`.
+    pub async fn wait_final(&self, id: &str, wait: Duration) -> Result<Option<Plan>, ServiceError> {
+        let watch = self.watch_final();
+        let plan = self.get(id).await?;
+        watch.until_final(self, id, plan, wait).await
+    }
+
+    /// Starts watching for plan ends: take it before reading the plan that is to be waited on
+    /// (then [`FinalWatch::until_final`]).
+    pub fn watch_final(&self) -> FinalWatch {
+        FinalWatch {
+            finals: self.finals.subscribe(),
+        }
+    }
+
     /// Every plan, by creation time then id.
     pub async fn list(&self) -> Result<Vec<Plan>, ServiceError> {
         let recs = self.store.list_plans().await?;
@@ -433,6 +491,10 @@ impl PlanService {
         self.store.delete_plan(id).await?;
         self.working.lock().await.remove(id);
         self.announce(id, None);
+        let _ = self.finals.send(Final {
+            id: id.to_owned(),
+            plan: None,
+        });
         Ok(())
     }
 
@@ -449,9 +511,12 @@ impl PlanService {
     }
 
     /// Records a finished plan and completes its claim (in the same write when it records).
+    /// `version` is the record's version when the worker read it to solve: the write is
+    /// compare-and-set on it, so a plan recorded or deleted meanwhile is left as it is.
     async fn finish(
         &self,
         id: &str,
+        version: u64,
         status: PlanStatus,
         message: Option<String>,
         outcome: Option<serde_json::Value>,
@@ -467,26 +532,29 @@ impl PlanService {
             message,
             updated_at: self.clock.now(),
         };
-        let written = match self.store.get_plan(id).await {
-            Ok(Some(rec)) if rec.status == PlanStatus::Template.as_str() => self
-                .store
-                .finish_plan(id, rec.version, &update, &self.cfg.node)
-                .await
-                .map(|_| true),
-            Ok(_) => Ok(false),
-            Err(e) => Err(e),
-        };
-        match written {
-            Ok(true) => {}
+        let written = self
+            .store
+            .finish_plan(id, version, &update, &self.cfg.node)
+            .await;
+        let recorded = match written {
+            Ok(rec) => Some(Arc::new(to_plan(rec, &HashMap::new()))),
             // Recorded elsewhere, or deleted.
-            Ok(false) | Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => {
+            Err(StoreError::NotFound { .. } | StoreError::VersionConflict { .. }) => {
                 self.complete(id).await;
+                None
             }
             // Not stored: the plan stays queued and is solved again once the claim runs out.
-            Err(e) => tracing::error!(plan = id, error = %e, "cannot record a finished plan"),
-        }
+            Err(e) => {
+                tracing::error!(plan = id, error = %e, "cannot record a finished plan");
+                None
+            }
+        };
         self.working.lock().await.remove(id);
         self.announce(id, Some(status));
+        let _ = self.finals.send(Final {
+            id: id.to_owned(),
+            plan: recorded,
+        });
         metrics::counter!("berth_plans_finished_total", "status" => status.as_str()).increment(1);
     }
 
@@ -494,13 +562,14 @@ impl PlanService {
     /// plan that cannot be read stays claimed until the claim runs out, then is tried again.
     async fn run(&self, id: &str) {
         let started = Instant::now();
-        let request = match self.store.get_plan(id).await {
+        let (request, version) = match self.store.get_plan(id).await {
             Ok(Some(r)) if r.status == PlanStatus::Template.as_str() => {
                 match serde_json::from_value::<PlanRequest>(r.request) {
-                    Ok(req) => req,
+                    Ok(req) => (req, r.version),
                     Err(e) => {
                         self.finish(
                             id,
+                            r.version,
                             PlanStatus::Error,
                             Some(format!("unreadable plan request: {e}")),
                             None,
@@ -529,7 +598,7 @@ impl PlanService {
             ms = started.elapsed().as_millis() as u64,
             "plan finished"
         );
-        self.finish(id, status, message, outcome, reservations)
+        self.finish(id, version, status, message, outcome, reservations)
             .await;
     }
 
@@ -779,6 +848,43 @@ fn reservation_amounts(item: &berth_template::Reservation) -> Amounts {
 }
 
 mod map;
+
+impl FinalWatch {
+    /// `plan` (plan `id` as read after this watch began) once it is final or gone, waiting at
+    /// most `wait`; as it is then otherwise.
+    pub async fn until_final(
+        mut self,
+        svc: &PlanService,
+        id: &str,
+        mut plan: Option<Plan>,
+        wait: Duration,
+    ) -> Result<Option<Plan>, ServiceError> {
+        use tokio::sync::broadcast::error::RecvError;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let now = tokio::time::Instant::now();
+            if plan.as_ref().is_none_or(|p| p.status.is_final()) || now >= deadline {
+                return Ok(plan);
+            }
+            let reread = (now + svc.cfg.poll).min(deadline);
+            loop {
+                tokio::select! {
+                    got = self.finals.recv() => match got {
+                        Ok(f) if f.id != id => {}
+                        Ok(Final { plan: Some(p), .. }) => return Ok(Some((*p).clone())),
+                        Ok(_) | Err(RecvError::Lagged(_)) => break,
+                        Err(RecvError::Closed) => {
+                            tokio::time::sleep_until(reread).await;
+                            break;
+                        }
+                    },
+                    () = tokio::time::sleep_until(reread) => break,
+                }
+            }
+            plan = svc.get(id).await?;
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests;

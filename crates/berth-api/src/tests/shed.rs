@@ -16,23 +16,47 @@ async fn slow() -> &'static str {
     "done"
 }
 
+async fn slower() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    "done"
+}
+
 fn limited(n: usize) -> Router {
+    limited_waiting(n, 1)
+}
+
+/// `n` requests in progress and `waiting` plan reads waiting.
+fn limited_waiting(n: usize, waiting: usize) -> Router {
     Router::new()
         .route("/create-reservation", post(slow))
         .route("/v1/plans", get(slow))
+        .route("/v1/plans/{id}", get(slower))
         .route("/healthz", get(slow))
         .layer(middleware::from_fn_with_state(
-            Some(Arc::new(tokio::sync::Semaphore::new(n))),
+            super::super::Gates {
+                in_flight: Some(Arc::new(tokio::sync::Semaphore::new(n))),
+                waiting: Arc::new(tokio::sync::Semaphore::new(waiting)),
+                max_wait: Duration::from_secs(5),
+            },
             super::super::shed,
         ))
 }
 
 async fn send(app: &Router, method: &str, uri: &str) -> (u16, Option<String>, String) {
-    let req = Request::builder()
-        .method(method)
-        .uri(uri)
-        .body(Body::empty())
-        .unwrap();
+    send_with(app, method, uri, None).await
+}
+
+async fn send_with(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    prefer: Option<&str>,
+) -> (u16, Option<String>, String) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(p) = prefer {
+        req = req.header("prefer", p);
+    }
+    let req = req.body(Body::empty()).unwrap();
     let r = app.clone().oneshot(req).await.unwrap();
     let retry = r
         .headers()
@@ -73,4 +97,34 @@ async fn requests_past_the_limit_are_shed_and_probes_are_not() {
     }
     // Places are free again.
     assert_eq!(send(&app, "POST", "/create-reservation").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_plan_read_waiting_for_the_end_holds_no_in_flight_place() {
+    let app = limited_waiting(1, 1);
+    let waiting = {
+        let app = app.clone();
+        tokio::spawn(async move { send_with(&app, "GET", "/v1/plans/p", Some("wait=3")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The one in-flight place is free for a write while the read waits.
+    assert_eq!(send(&app, "POST", "/create-reservation").await.0, 200);
+    // With the one waiting place taken, a second waiting read is an ordinary request: it
+    // takes the in-flight place, so a write beside it is shed.
+    let second = {
+        let app = app.clone();
+        tokio::spawn(async move { send_with(&app, "GET", "/v1/plans/q", Some("wait=3")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(send(&app, "POST", "/create-reservation").await.0, 503);
+    assert_eq!(waiting.await.unwrap().0, 200);
+    assert_eq!(second.await.unwrap().0, 200);
+    // A `wait` on anything but a plan read is ordinary too.
+    let list = {
+        let app = app.clone();
+        tokio::spawn(async move { send_with(&app, "GET", "/v1/plans", Some("wait=3")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(send(&app, "POST", "/create-reservation").await.0, 503);
+    assert_eq!(list.await.unwrap().0, 200);
 }

@@ -381,3 +381,56 @@ async fn in_a_cluster_plans_accepted_anywhere_are_solved_and_reserved_by_the_lea
     assert_eq!(plan.solved_by.as_deref(), Some("a"));
     assert_eq!(reserved_vcpu(&f, "dfw").await, 3);
 }
+
+#[tokio::test]
+async fn wait_final_answers_when_the_plan_ends_here_or_elsewhere_or_at_its_deadline() {
+    let f = fixture("sqlite::memory:").await;
+    let new = NewPlan {
+        id: "orphan".into(),
+        name: "o".into(),
+        status: "template".into(),
+        request: serde_json::to_value(request("o", template(2))).unwrap(),
+        created_at: f.clock.now(),
+    };
+    f.store.create_plan(&new).await.unwrap();
+    let dead = f
+        .store
+        .claim_plan("dead", f.clock.now(), Duration::from_secs(30))
+        .await;
+    assert_eq!(dead.unwrap().unwrap().plan_id, "orphan");
+    let p = plans(&f).await;
+    // Nobody can solve it yet: the wait ends at its deadline with the plan as it is.
+    let started = Instant::now();
+    let plan = p.wait_final("orphan", Duration::from_millis(150)).await;
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert_eq!(plan.unwrap().unwrap().status, PlanStatus::Template);
+    // Solved here once the dead daemon's claim runs out: the waiter hears the end.
+    let waiter = {
+        let p = Arc::clone(&p);
+        tokio::spawn(async move { p.wait_final("orphan", Duration::from_secs(30)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiter.is_finished());
+    f.clock.set(f.clock.now() + chrono::TimeDelta::seconds(31));
+    let plan = waiter.await.unwrap().unwrap().unwrap();
+    assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+    // Another service on the same store (another daemon) hears nothing of this one's
+    // plans: it sees a plan end by reading the store again every `poll`.
+    let other = plans_on(&f, "other").await;
+    let id = p.accept(request("here", template(1))).await.unwrap().id;
+    let plan = other
+        .wait_final(&id, Duration::from_secs(30))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(plan.status, PlanStatus::Done, "{:?}", plan.message);
+    // A plan that is not there is answered at once.
+    let started = Instant::now();
+    assert!(
+        p.wait_final("nope", Duration::from_secs(30))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
