@@ -116,6 +116,9 @@ fn phase(name: &'static str, mut lat: Vec<f64>, errors: usize, seconds: f64) -> 
     }
 }
 
+/// How long a plan read asks the daemon to wait for the plan's end (`Prefer: wait`).
+pub const PLAN_WAIT_SECS: u64 = 20;
+
 const TEMPLATE: &str = "homing_template_version: 2017-10-10\nlocations: {customer: {latitude: 32.8, longitude: -96.8}}\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\noptimization: {minimize: {sum: [{distance_between: [customer, vG]}]}}\n";
 
 struct Target {
@@ -296,10 +299,11 @@ pub async fn run(opts: &LoadOptions) -> Result<Report> {
                     std::slice::from_ref(&t),
                     0,
                     &id,
-                    Duration::from_millis(5),
+                    (Duration::from_millis(5), PLAN_WAIT_SECS),
                     Duration::from_secs(300),
                 )
                 .await
+                .0
                 {
                     e2e.push(t0.elapsed().as_secs_f64() * 1e3);
                 } else {
@@ -357,25 +361,33 @@ async fn wait_ready(t: &Target) -> Result<()> {
     bail!("the daemon at {} did not become ready", t.base)
 }
 
-/// Polls plan `id` every `poll` until it is final or `limit` passed; whether it is `done`. It
-/// asks `targets[first]`, and the next daemon whenever one refuses the connection (killed):
-/// every daemon reads the shared plans.
+/// Reads plan `id` until it is final or `limit` passed: whether it is `done`, and the reads
+/// it took. Each read asks the daemon to answer once the plan is final (`Prefer: wait=W`,
+/// `wait` seconds; 0: plain reads), and the next read follows after `poll`. It asks
+/// `targets[first]`, and the next daemon whenever one refuses the connection (killed): every
+/// daemon reads the shared plans.
 async fn wait_final(
     targets: &[Target],
     first: usize,
     id: &str,
-    poll: Duration,
+    (poll, wait): (Duration, u64),
     limit: Duration,
-) -> bool {
+) -> (bool, u64) {
     let started = Instant::now();
     let mut i = first;
+    let mut reads = 0;
     while started.elapsed() < limit {
-        match targets[i].get(&format!("/v1/plans/{id}")).send().await {
+        let mut req = targets[i].get(&format!("/v1/plans/{id}"));
+        if wait > 0 {
+            req = req.header("prefer", format!("wait={wait}"));
+        }
+        reads += 1;
+        match req.send().await {
             Ok(r) => {
                 if let Ok(v) = r.json::<Value>().await {
                     match v["plans"][0]["status"].as_str() {
-                        Some("done") => return true,
-                        Some("not found" | "error") => return false,
+                        Some("done") => return (true, reads),
+                        Some("not found" | "error") => return (false, reads),
                         _ => {}
                     }
                 }
@@ -388,7 +400,7 @@ async fn wait_final(
         }
         tokio::time::sleep(poll).await;
     }
-    false
+    (false, reads)
 }
 
 #[cfg(test)]

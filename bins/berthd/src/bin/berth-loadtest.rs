@@ -65,6 +65,10 @@ struct Args {
     /// Cluster run: every N-th request of a client is a plan (0: none).
     #[arg(long, default_value_t = 10)]
     plan_every: usize,
+    /// Cluster run: seconds each plan read asks the daemon to wait for the plan's end
+    /// (`Prefer: wait`); 0: plain reads every 10 ms.
+    #[arg(long, default_value_t = berthd::loadtest::PLAN_WAIT_SECS)]
+    plan_wait: u64,
     /// Cluster run: daemons in `[cluster]` mode (one holds the calendar's lease, the others
     /// forward writes to it); without it every daemon appends to the shared stream.
     #[arg(long)]
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
             seconds: a.seconds,
             db,
             plan_every: a.plan_every,
+            plan_wait: a.plan_wait,
             workers: opts.plan_workers,
             lease: a.cluster,
             partition_key: a.partition_key.clone(),

@@ -54,6 +54,9 @@ pub struct ClusterOptions {
     pub plan_every: usize,
     /// Plan workers per daemon.
     pub workers: usize,
+    /// Seconds each plan read asks the daemon to wait for the plan's end (`Prefer: wait`);
+    /// 0: plain reads every 10 ms.
+    pub plan_wait: u64,
     /// `[cluster]` mode: the calendar is partitioned by zone (`[cluster] partition_key`
     /// default), each partition's lease held by one daemon, writes forwarded to the holder of
     /// their zone (otherwise every daemon appends compare-and-set to the one shared stream).
@@ -101,6 +104,8 @@ pub struct ClusterReport {
     pub plan_p50_ms: f64,
     /// Plan latency p99, ms.
     pub plan_p99_ms: f64,
+    /// Reads of a plan until it was final, per plan (`--plan-wait 0`: polls every 10 ms).
+    pub plan_reads_per_plan: f64,
     /// Failed requests (any non-success answer, transport error, or failed plan).
     pub errors: usize,
     /// Cores the machine offers.
@@ -217,6 +222,7 @@ impl ClusterReport {
             plans_per_s: plans.per_second(),
             plan_p50_ms: plans.p50_ms,
             plan_p99_ms: plans.p99_ms,
+            plan_reads_per_plan: 0.0,
             errors: res.errors + plans.errors,
             cores: std::thread::available_parallelism().map_or(1, usize::from),
             partition_key: match (&opts.partition_key, opts.lease) {
@@ -399,13 +405,14 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
         None => None,
     };
     let (mut res, mut res_err, mut plans, mut plan_err) = (Vec::new(), 0, Vec::new(), 0);
-    let (mut acks, mut retries) = (Vec::new(), 0);
+    let (mut acks, mut retries, mut plan_reads) = (Vec::new(), 0, 0);
     for t in tasks {
         let o = t.await.context("a client failed")?;
         res.extend(o.reservations);
         res_err += o.reservation_errors;
         plans.extend(o.plans);
         plan_err += o.plan_errors;
+        plan_reads += o.plan_reads;
         acks.extend(o.acks);
         retries += o.retries;
     }
@@ -441,6 +448,10 @@ pub async fn cluster(opts: &ClusterOptions) -> Result<ClusterReport> {
     let plans = phase("plans", plans, plan_err, secs);
     let mut report = ClusterReport::new(opts, &res, &plans, &before, &after);
     report.map_refreshes = map.refreshes.load(Ordering::Relaxed);
+    let finished = plans.ok + plans.errors;
+    if finished > 0 {
+        report.plan_reads_per_plan = plan_reads as f64 / finished as f64;
+    }
     report.failover = failover;
     Ok(report)
 }
@@ -510,6 +521,7 @@ struct ClientOutcome {
     reservation_errors: usize,
     plans: Vec<f64>,
     plan_errors: usize,
+    plan_reads: u64,
     /// With `kill_after`: every acknowledged reservation.
     acks: Vec<Ack>,
     retries: usize,
@@ -615,20 +627,23 @@ async fn client_loop(
                 }
                 _ => None,
             };
-            match id {
-                Some(id)
-                    if wait_final(
-                        targets,
-                        i,
-                        &id,
-                        Duration::from_millis(10),
-                        Duration::from_secs(120),
-                    )
-                    .await =>
-                {
-                    out.plans.push(t0.elapsed().as_secs_f64() * 1e3);
-                }
-                _ => out.plan_errors += 1,
+            let Some(id) = id else {
+                out.plan_errors += 1;
+                continue;
+            };
+            let (done, reads) = wait_final(
+                targets,
+                i,
+                &id,
+                (Duration::from_millis(10), opts.plan_wait),
+                Duration::from_secs(120),
+            )
+            .await;
+            out.plan_reads += reads;
+            if done {
+                out.plans.push(t0.elapsed().as_secs_f64() * 1e3);
+            } else {
+                out.plan_errors += 1;
             }
         } else {
             let end = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
