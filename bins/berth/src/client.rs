@@ -358,6 +358,13 @@ impl Api {
         self.send(self.client.get(self.url(path)))
     }
 
+    /// A GET the daemon may hold up to `secs` for a change (`Prefer: wait`, RFC 7240; a
+    /// daemon that ignores it answers at once).
+    fn get_waiting(&self, path: &str, secs: u64) -> Result<(u16, Value)> {
+        let r = self.client.get(self.url(path));
+        self.send(r.header("prefer", format!("wait={secs}")))
+    }
+
     fn delete(&self, path: &str) -> Result<(u16, Value)> {
         self.send(self.client.delete(self.url(path)))
     }
@@ -500,7 +507,9 @@ pub fn plan(args: PlanArgs, quiet: bool) -> Result<Done> {
             let started = Instant::now();
             let live = progress::Live::start("waiting", quiet);
             loop {
-                let (s, v) = api.get(&format!("/v1/plans/{id}"))?;
+                // The daemon answers when the plan ends, or after 10 s so the status shown
+                // moves on.
+                let (s, v) = api.get_waiting(&format!("/v1/plans/{id}"), 10)?;
                 let st = v["plans"][0]["status"]
                     .as_str()
                     .unwrap_or_default()

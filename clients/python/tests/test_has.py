@@ -80,10 +80,12 @@ class Script:
         self.statuses = statuses
         self.now = 0.0
         self.sleeps: list[float] = []
+        self.prefer: list[Optional[str]] = []
 
     def __call__(
         self, method: str, url: str, body: Optional[bytes], headers: dict[str, str]
     ) -> tuple[int, Any]:
+        self.prefer.append(headers.get("Prefer"))
         status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
         return 200, {"plans": [{"id": "p1", "name": "n", "status": status}]}
 
@@ -112,3 +114,14 @@ def test_wait_plan_gives_up_at_its_timeout() -> None:
     assert [round(x, 6) for x in s.sleeps] == [0.4, 0.4, 0.2]
     assert (e.value.plan_id, e.value.status) == ("p1", "solving")
     assert "still `solving` after 1 s" in str(e.value)
+
+
+def test_wait_plan_asks_the_daemon_to_hold_each_read_within_the_timeout() -> None:
+    s = Script(["solving"])
+    c = Client("http://berth.test", transport=s)
+    with pytest.raises(PlanTimeout):
+        c.wait_plan(
+            "p1", timeout=30.0, wait=20, interval=5, max_interval=5, backoff=1, sleep=s.sleep, clock=s.clock
+        )
+    # 20 s asked while more is left, then what is left of the timeout; none once nothing is.
+    assert s.prefer == ["wait=20", "wait=20", "wait=20", "wait=15", "wait=10", "wait=5", None]

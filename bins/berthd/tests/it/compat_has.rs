@@ -675,3 +675,39 @@ fn a_bad_cloud_policy_in_the_config_is_refused_at_start() {
         "{err}"
     );
 }
+
+/// A HAS client that asks the daemon to hold its read (`Prefer: wait`) gets the final plan in
+/// one read; one that does not polls as before.
+#[test]
+fn a_plan_read_with_prefer_wait_answers_once_the_plan_is_final() {
+    let h = start_has();
+    let c = client();
+    let template = request(
+        json!({}),
+        json!({"minimize": {"sum": [{"distance_between": ["customer_loc", "vGW"]}]}}),
+    );
+    let (s, v) = post_plan(&c, &h, "held", template.clone());
+    let url = plan_url(&h, "held", s, &v);
+    let started = Instant::now();
+    let r = c
+        .get(&url)
+        .basic_auth(USER, Some(PASSWORD))
+        .header("prefer", "wait=20")
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let applied = r
+        .headers()
+        .get("preference-applied")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let v: Value = r.json().unwrap();
+    assert_eq!(v["plans"][0]["status"], "done", "{v}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // Applied when the plan was not yet final at the first read.
+    assert!(
+        applied.is_none() || applied.as_deref() == Some("wait=20"),
+        "{applied:?}"
+    );
+    // The same plan polled without the preference: the same answer.
+    assert_eq!(final_plan(&c, &url), v["plans"][0]);
+}

@@ -269,7 +269,12 @@ class Client:
 
     def get_plan(self, plan_id: str) -> Plan:
         """``GET /v1/plans/{id}``: the plan's status and recommendations."""
-        v = self.request("GET", "/v1/plans/" + urllib.parse.quote(plan_id, safe=""))
+        return self._read_plan(plan_id, None)
+
+    def _read_plan(self, plan_id: str, headers: Optional[Mapping[str, str]]) -> Plan:
+        v = self.request(
+            "GET", "/v1/plans/" + urllib.parse.quote(plan_id, safe=""), None, headers
+        )
         plans = v.get("plans") if isinstance(v, dict) else None
         if not isinstance(plans, list) or not plans:
             raise TransportError(f"plan `{plan_id}`: expected `plans[0]` in {v!r}")
@@ -302,16 +307,21 @@ class Client:
         backoff: float = 2.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        wait: float = 20.0,
     ) -> Plan:
-        """Polls until the plan is ``done``, ``not found`` or ``error``.
+        """Waits until the plan is ``done``, ``not found`` or ``error``.
 
-        Waits ``interval`` seconds after the first poll, multiplied by ``backoff`` up to
-        ``max_interval``; raises :class:`PlanTimeout` after ``timeout`` seconds.
+        Each read asks the daemon to answer once the plan is final (``Prefer: wait``, at most
+        ``wait`` seconds and what is left of ``timeout``); a daemon that answers sooner is read
+        again after ``interval`` seconds, multiplied by ``backoff`` up to ``max_interval``.
+        Raises :class:`PlanTimeout` after ``timeout`` seconds.
         """
         started = clock()
         delay = interval
         while True:
-            plan = self.get_plan(plan_id)
+            left = timeout - (clock() - started)
+            hold = int(min(wait, left))
+            plan = self._read_plan(plan_id, {"Prefer": f"wait={hold}"} if hold > 0 else None)
             if plan.finished:
                 return plan
             left = timeout - (clock() - started)
