@@ -357,7 +357,11 @@ async fn find(st: &AppState, id: &str) -> Result<Plan> {
         .get(id)
         .await
         .map_err(|e| ApiError::from_service(&e, D))?
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("plan `{id}` not found"), D))
+        .ok_or_else(|| no_plan(id))
+}
+
+fn no_plan(id: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, format!("plan `{id}` not found"), D)
 }
 
 /// `GET /v1/plans/{id}` -> `{"plans": [plan]}`. With `Prefer: wait=N` (RFC 7240) the answer
@@ -378,21 +382,11 @@ pub async fn get_plan(
     {
         applied = Some(w.max.as_secs());
         let waited = watch.until_final(&st.plans, &id, Some(p), w.max);
-        let stopping = async {
-            match st.stop.clone() {
-                Some(mut stop) => {
-                    let _ = stop.wait_for(|s| *s).await;
-                }
-                None => std::future::pending().await,
-            }
+        let mut stop = st.stop.clone();
+        p = tokio::select! {
+            r = waited => r.map_err(|e| ApiError::from_service(&e, D))?.ok_or_else(|| no_plan(&id))?,
+            () = crate::ui::stopped(&mut stop) => find(&st, &id).await?,
         };
-        let latest = tokio::select! {
-            r = waited => r.map_err(|e| ApiError::from_service(&e, D))?,
-            () = stopping => st.plans.get(&id).await.map_err(|e| ApiError::from_service(&e, D))?,
-        };
-        p = latest.ok_or_else(|| {
-            ApiError::new(StatusCode::NOT_FOUND, format!("plan `{id}` not found"), D)
-        })?;
     }
     let mut r = Json(json!({"plans": [plan_json(&p, &base(&headers))]})).into_response();
     if let Some(secs) = applied

@@ -426,8 +426,6 @@ fn cross_site(req: &Request) -> Option<String> {
     ))
 }
 
-/// Sheds load: past `max_in_flight` requests in progress, a request is answered 503 at once
-/// rather than queued, so the accepted ones keep their latency and memory stays bounded.
 /// What `shed` admits: requests in progress, and plan reads waiting for the plan's end.
 #[derive(Clone)]
 struct Gates {
@@ -461,6 +459,8 @@ pub struct Waiting {
     pub(crate) max: Duration,
 }
 
+/// Sheds load: past `max_in_flight` requests in progress, a request is answered 503 at once
+/// rather than queued, so the accepted ones keep their latency and memory stays bounded.
 async fn shed(State(gates): State<Gates>, mut req: Request, next: Next) -> Response {
     let probe = matches!(
         req.uri().path(),

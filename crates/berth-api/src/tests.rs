@@ -35,6 +35,30 @@ fn t0() -> chrono::DateTime<chrono::Utc> {
 
 /// The router and the clock its services read (starts at [`t0`]).
 async fn app_with_clock() -> (Router, ManualClock) {
+    let auth = AuthConfig {
+        disabled: false,
+        basic: vec![("admin".into(), "pw".into())],
+        tokens: vec!["tok".into()],
+        read_only_basic: vec![("viewer".into(), "vpw".into())],
+        read_only_tokens: vec!["ro".into()],
+        admin_basic: Vec::new(),
+        admin_tokens: vec!["root".into()],
+    };
+    let api = ApiConfig {
+        auth,
+        body_limit: 64 * 1024,
+        ..ApiConfig::default()
+    };
+    let (app, clock, _) = app_on(api, PlanConfig::default()).await;
+    (app, clock)
+}
+
+/// The router with `api` over fresh services (plans under `plans`, [`INVENTORY`]) on an
+/// in-memory store: the router, the clock its services read (starts at [`t0`]), the store.
+pub(crate) async fn app_on(
+    api: ApiConfig,
+    plans: PlanConfig,
+) -> (Router, ManualClock, Arc<dyn berth_store::Store>) {
     let manual = ManualClock::new(t0());
     let clock = Arc::new(manual.clone());
     let store = berth_store::open("sqlite::memory:").await.unwrap();
@@ -48,27 +72,11 @@ async fn app_with_clock() -> (Router, ManualClock) {
     .unwrap();
     let inv: Arc<dyn berth_inventory::InventoryProvider> =
         Arc::new(berth_inventory::StaticProvider::parse(INVENTORY).unwrap());
-    let plans = PlanService::start(store, inv, Arc::clone(&res), clock, PlanConfig::default())
+    let plans = PlanService::start(Arc::clone(&store), inv, Arc::clone(&res), clock, plans)
         .await
         .unwrap();
-    let auth = AuthConfig {
-        disabled: false,
-        basic: vec![("admin".into(), "pw".into())],
-        tokens: vec!["tok".into()],
-        read_only_basic: vec![("viewer".into(), "vpw".into())],
-        read_only_tokens: vec!["ro".into()],
-        admin_basic: Vec::new(),
-        admin_tokens: vec!["root".into()],
-    };
-    let app = router(
-        AppState::new(res, plans, None),
-        ApiConfig {
-            auth,
-            body_limit: 64 * 1024,
-            ..ApiConfig::default()
-        },
-    );
-    (app, manual)
+    let app = router(AppState::new(res, plans, None), api);
+    (app, manual, store)
 }
 
 pub(crate) async fn call(

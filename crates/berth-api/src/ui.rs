@@ -719,7 +719,7 @@ pub async fn events(State(st): State<AppState>) -> Response {
 }
 
 /// Resolves once the daemon stops (never without a stop signal).
-async fn stopped(stop: &mut Option<watch::Receiver<bool>>) {
+pub(crate) async fn stopped(stop: &mut Option<watch::Receiver<bool>>) {
     match stop {
         Some(rx) => {
             let _ = rx.wait_for(|s| *s).await;

@@ -7,16 +7,13 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request};
-use berth_service::{
-    ManualClock, Notifier, PlanConfig, PlanService, ReservationOptions, WallClock,
-};
+use berth_service::{ManualClock, PlanConfig, WallClock};
 use berth_store::{NewPlan, Store};
-use chrono::TimeZone;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::super::*;
-use super::{INVENTORY, call};
+use super::{app_on, call};
 
 const TEMPLATE: &str = "homing_template_version: 2017-10-10\nlocations: {customer: {latitude: 32.8, longitude: -96.8}}\ndemands: {vG: [{inventory_provider: aai, inventory_type: cloud}]}\noptimization: {minimize: {sum: [{distance_between: [customer, vG]}]}}\n";
 
@@ -26,46 +23,19 @@ struct Fixture {
     clock: ManualClock,
 }
 
-/// One place in flight, a short request timeout, and plan workers that look at the queue
-/// every 20 ms.
+/// One place in flight, `request_timeout`, and plan workers that look at the queue every 20 ms.
 async fn fixture(request_timeout: Duration) -> Fixture {
-    let t0 = chrono::Utc
-        .with_ymd_and_hms(2030, 1, 1, 0, 0, 0)
-        .single()
-        .unwrap_or_default();
-    let clock = ManualClock::new(t0);
-    let store = berth_store::open("sqlite::memory:").await.unwrap();
-    let res = ReservationService::open(
-        Arc::clone(&store),
-        ReservationOptions::default(),
-        Arc::new(clock.clone()),
-        Notifier::disabled(),
-    )
-    .await
-    .unwrap();
-    let inv: Arc<dyn berth_inventory::InventoryProvider> =
-        Arc::new(berth_inventory::StaticProvider::parse(INVENTORY).unwrap());
-    let plans = PlanService::start(
-        Arc::clone(&store),
-        inv,
-        res.clone(),
-        Arc::new(clock.clone()),
-        PlanConfig {
-            poll: Duration::from_millis(20),
-            ..PlanConfig::default()
-        },
-    )
-    .await
-    .unwrap();
-    let app = router(
-        AppState::new(res, plans, None),
-        ApiConfig {
-            auth: AuthConfig::disabled(),
-            request_timeout,
-            max_in_flight: 1,
-            ..ApiConfig::default()
-        },
-    );
+    let api = ApiConfig {
+        auth: AuthConfig::disabled(),
+        request_timeout,
+        max_in_flight: 1,
+        ..ApiConfig::default()
+    };
+    let plans = PlanConfig {
+        poll: Duration::from_millis(20),
+        ..PlanConfig::default()
+    };
+    let (app, clock, store) = app_on(api, plans).await;
     Fixture { app, store, clock }
 }
 

@@ -288,9 +288,8 @@ async fn plans_accepted_through_two_services_are_each_solved_once() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-#[tokio::test]
-async fn a_plan_held_by_a_dead_solver_is_taken_over_when_its_claim_runs_out() {
-    let f = fixture("sqlite::memory:").await;
+/// Plan `orphan` (reserving 2 vCPU), queued and claimed for 30 s by daemon `dead`.
+async fn orphan(f: &Fixture) {
     let new = NewPlan {
         id: "orphan".into(),
         name: "o".into(),
@@ -302,6 +301,12 @@ async fn a_plan_held_by_a_dead_solver_is_taken_over_when_its_claim_runs_out() {
     let hold = Duration::from_secs(30);
     let dead = f.store.claim_plan("dead", f.clock.now(), hold).await;
     assert_eq!(dead.unwrap().unwrap().plan_id, "orphan");
+}
+
+#[tokio::test]
+async fn a_plan_held_by_a_dead_solver_is_taken_over_when_its_claim_runs_out() {
+    let f = fixture("sqlite::memory:").await;
+    orphan(&f).await;
     let p = plans(&f).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let waiting = p.get("orphan").await.unwrap().unwrap();
@@ -385,19 +390,7 @@ async fn in_a_cluster_plans_accepted_anywhere_are_solved_and_reserved_by_the_lea
 #[tokio::test]
 async fn wait_final_answers_when_the_plan_ends_here_or_elsewhere_or_at_its_deadline() {
     let f = fixture("sqlite::memory:").await;
-    let new = NewPlan {
-        id: "orphan".into(),
-        name: "o".into(),
-        status: "template".into(),
-        request: serde_json::to_value(request("o", template(2))).unwrap(),
-        created_at: f.clock.now(),
-    };
-    f.store.create_plan(&new).await.unwrap();
-    let dead = f
-        .store
-        .claim_plan("dead", f.clock.now(), Duration::from_secs(30))
-        .await;
-    assert_eq!(dead.unwrap().unwrap().plan_id, "orphan");
+    orphan(&f).await;
     let p = plans(&f).await;
     // Nobody can solve it yet: the wait ends at its deadline with the plan as it is.
     let started = Instant::now();
